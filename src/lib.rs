@@ -1,0 +1,2 @@
+//! stateless-mcp
+pub mod protocol;

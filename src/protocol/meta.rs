@@ -1,0 +1,167 @@
+//! The per-request `_meta` object that makes every request self-describing.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::capabilities::{ClientCapabilities, Implementation};
+use super::error::ErrorObject;
+use super::notification::LoggingLevel;
+
+/// `_meta` key: the protocol version of this request (required).
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the client's capabilities for this request (required).
+pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the client's self-reported implementation (optional).
+pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the requested log level (optional, deprecated).
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key on results: the server's implementation.
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key on listen-stream notifications: the subscription id.
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A progress token: a string or an integer.
+pub type ProgressToken = super::jsonrpc::RequestId;
+
+/// The validated `_meta` of a request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RequestMeta {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    pub protocol_version: String,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    pub client_capabilities: ClientCapabilities,
+    /// `io.modelcontextprotocol/clientInfo`: self-reported, for display and logs only.
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_info: Option<Implementation>,
+    /// `io.modelcontextprotocol/logLevel`: without it, no log messages for this request.
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub log_level: Option<LoggingLevel>,
+    /// `progressToken`: opts the request into progress notifications.
+    #[serde(rename = "progressToken", skip_serializing_if = "Option::is_none")]
+    pub progress_token: Option<ProgressToken>,
+    /// W3C `traceparent`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
+    /// W3C `tracestate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracestate: Option<String>,
+    /// W3C `baggage`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baggage: Option<String>,
+}
+
+impl RequestMeta {
+    /// A `_meta` for `version` with the given client capabilities (handy for clients and tests).
+    pub fn new(version: impl Into<String>, client_capabilities: ClientCapabilities) -> Self {
+        RequestMeta {
+            protocol_version: version.into(),
+            client_capabilities,
+            client_info: None,
+            log_level: None,
+            progress_token: None,
+            traceparent: None,
+            tracestate: None,
+            baggage: None,
+        }
+    }
+
+    /// Reads `params._meta` from the raw `params` of a request.
+    ///
+    /// A missing `params`, `_meta` or required field, or a field of the wrong type, is a
+    /// `-32602` error naming what is wrong.
+    pub fn from_params(params: Option<&RawValue>) -> Result<Self, ErrorObject> {
+        #[derive(Deserialize)]
+        struct MetaOnly<'a> {
+            #[serde(rename = "_meta", borrow, default)]
+            meta: Option<&'a RawValue>,
+        }
+        let params = params.ok_or_else(|| {
+            ErrorObject::invalid_params("Missing params: every request carries params._meta")
+        })?;
+        let meta = serde_json::from_str::<MetaOnly<'_>>(params.get())
+            .map_err(|_| ErrorObject::invalid_params("params must be an object"))?
+            .meta
+            .ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
+        Self::parse(meta)
+    }
+
+    fn parse(raw: &RawValue) -> Result<Self, ErrorObject> {
+        #[derive(Deserialize)]
+        struct Wire {
+            #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+            protocol_version: Option<String>,
+            #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+            client_capabilities: Option<ClientCapabilities>,
+            #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+            client_info: Option<Implementation>,
+            #[serde(rename = "io.modelcontextprotocol/logLevel")]
+            log_level: Option<LoggingLevel>,
+            #[serde(rename = "progressToken")]
+            progress_token: Option<ProgressToken>,
+            traceparent: Option<String>,
+            tracestate: Option<String>,
+            baggage: Option<String>,
+        }
+        let wire: Wire = serde_json::from_str(raw.get())
+            .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
+        let protocol_version = wire.protocol_version.ok_or_else(|| {
+            ErrorObject::invalid_params(format!("Missing required _meta field {PROTOCOL_VERSION_KEY}"))
+        })?;
+        let client_capabilities = wire.client_capabilities.ok_or_else(|| {
+            ErrorObject::invalid_params(format!(
+                "Missing required _meta field {CLIENT_CAPABILITIES_KEY}"
+            ))
+        })?;
+        Ok(RequestMeta {
+            protocol_version,
+            client_capabilities,
+            client_info: wire.client_info,
+            log_level: wire.log_level,
+            progress_token: wire.progress_token,
+            traceparent: wire.traceparent,
+            tracestate: wire.tracestate,
+            baggage: wire.baggage,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(params: &str) -> Result<RequestMeta, ErrorObject> {
+        let raw: Box<RawValue> = serde_json::from_str(params).unwrap();
+        RequestMeta::from_params(Some(&raw))
+    }
+
+    #[test]
+    fn required_fields() {
+        let ok = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"t"}}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.protocol_version, "2026-07-28");
+        assert_eq!(ok.progress_token, Some("t".into()));
+        for bad in [
+            r#"{}"#,
+            r#"[]"#,
+            r#"{"_meta":{}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":5,"io.modelcontextprotocol/clientCapabilities":{}}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}"#,
+        ] {
+            assert_eq!(parse(bad).unwrap_err().code, -32602, "{bad}");
+        }
+        assert_eq!(RequestMeta::from_params(None).unwrap_err().code, -32602);
+    }
+}

@@ -1,0 +1,53 @@
+//! The data layer: serde types for every server-side message of MCP 2026-07-28.
+//!
+//! Nothing here knows about tokio, axum or HTTP. Result types carry `resultType` and a
+//! `_meta` that the server stamps with `io.modelcontextprotocol/serverInfo`; wire errors are
+//! [`ErrorObject`]s built with one named constructor per code.
+
+mod capabilities;
+mod completion;
+mod content;
+mod discover;
+mod error;
+mod jsonrpc;
+mod lists;
+mod meta;
+pub mod methods;
+mod notification;
+mod prompt;
+mod resource;
+mod result;
+mod tool;
+
+/// A JSON object.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// The protocol revision this crate implements.
+pub const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";
+
+pub use capabilities::{
+    ClientCapabilities, ElicitationCapability, Implementation, ListChangedCapability,
+    ResourcesCapability, SamplingCapability, ServerCapabilities,
+};
+pub use completion::{
+    CompleteRequest, CompleteResult, Completion, CompletionArgument, CompletionContext,
+    CompletionReference, MAX_COMPLETION_VALUES,
+};
+pub use content::{Annotations, ContentBlock, Icon, ResourceContents, Role};
+pub use discover::DiscoverResult;
+pub use error::{ErrorCode, ErrorObject};
+pub use jsonrpc::{
+    ErrorResponse, IdField, IncomingMessage, JSONRPC_VERSION, Notification, RequestId, ResponseRef,
+};
+pub use lists::{ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult};
+pub use meta::{
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, ProgressToken,
+    RequestMeta, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY,
+};
+pub use notification::{
+    LOG_MESSAGE_METHOD, LogMessageParams, LoggingLevel, PROGRESS_METHOD, ProgressParams,
+};
+pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+pub use resource::{ReadResourceResult, Resource, ResourceTemplate};
+pub use result::{CachePolicy, CacheScope, ResultMeta, ResultType, StampResult};
+pub use tool::{CallToolResult, Tool, ToolAnnotations};

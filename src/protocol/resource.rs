@@ -1,0 +1,136 @@
+//! Resources, resource templates and `resources/read` results.
+
+use serde::{Deserialize, Serialize};
+
+use super::JsonObject;
+use super::content::{Annotations, Icon, ResourceContents};
+use super::result::{ResultMeta, ResultType, StampResult};
+
+/// A resource as listed by `resources/list` (and as a `resource_link` content block).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Resource {
+    /// The resource URI.
+    pub uri: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// MIME type.
+    #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Size in bytes, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+impl Resource {
+    /// A resource with a URI and a name.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            icons: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+}
+
+/// A parameterised family of resources (RFC 6570 URI template).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ResourceTemplate {
+    /// RFC 6570 URI template.
+    #[serde(rename = "uriTemplate")]
+    pub uri_template: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// MIME type of matching resources.
+    #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+impl ResourceTemplate {
+    /// A template with a URI template and a name.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            icons: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+}
+
+/// The result of `resources/read`. The server adds `ttlMs` and `cacheScope`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReadResourceResult {
+    #[serde(rename = "resultType", default)]
+    result_type: ResultType,
+    /// The contents (one or more, e.g. for sub-resources).
+    pub contents: Vec<ResourceContents>,
+    /// Result metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    pub meta: ResultMeta,
+}
+
+impl ReadResourceResult {
+    /// A result with these contents.
+    pub fn new(contents: Vec<ResourceContents>) -> Self {
+        ReadResourceResult {
+            result_type: ResultType::Complete,
+            contents,
+            meta: ResultMeta::default(),
+        }
+    }
+}
+
+impl From<ResourceContents> for ReadResourceResult {
+    fn from(c: ResourceContents) -> Self {
+        ReadResourceResult::new(vec![c])
+    }
+}
+
+impl StampResult for ReadResourceResult {
+    fn meta_mut(&mut self) -> &mut ResultMeta {
+        &mut self.meta
+    }
+}

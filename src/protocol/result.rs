@@ -1,0 +1,120 @@
+//! What every result shares: `resultType`, `_meta` with `serverInfo`, and caching fields.
+
+use std::sync::Arc;
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::JsonObject;
+use super::capabilities::Implementation;
+use super::meta::SERVER_INFO_KEY;
+
+/// The discriminator every result carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ResultType {
+    /// The final result.
+    #[default]
+    Complete,
+    /// The server needs input from the client before it can finish (MRTR).
+    InputRequired,
+}
+
+/// Who may reuse a cached result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// No user-specific data: any cache may serve it to anyone.
+    #[default]
+    Public,
+    /// Reusable only within the same authorization context.
+    Private,
+}
+
+/// `ttlMs` and `cacheScope`, required on cacheable complete results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachePolicy {
+    /// Freshness lifetime in milliseconds.
+    #[serde(rename = "ttlMs")]
+    pub ttl_ms: u64,
+    /// Cache scope.
+    #[serde(rename = "cacheScope")]
+    pub cache_scope: CacheScope,
+}
+
+impl CachePolicy {
+    /// A policy with the given lifetime and scope.
+    pub const fn new(ttl_ms: u64, cache_scope: CacheScope) -> Self {
+        CachePolicy {
+            ttl_ms,
+            cache_scope,
+        }
+    }
+}
+
+impl Default for CachePolicy {
+    fn default() -> Self {
+        CachePolicy::new(60_000, CacheScope::Public)
+    }
+}
+
+/// A result's `_meta`: the server's `serverInfo` (filled in by the server) and any other keys.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResultMeta {
+    /// `io.modelcontextprotocol/serverInfo`.
+    pub server_info: Option<Arc<Implementation>>,
+    /// Other keys set by the handler.
+    pub extra: JsonObject,
+}
+
+impl ResultMeta {
+    /// Whether there is nothing to serialize.
+    pub fn is_empty(&self) -> bool {
+        self.server_info.is_none() && self.extra.is_empty()
+    }
+}
+
+impl Serialize for ResultMeta {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(info) = &self.server_info {
+            map.serialize_entry(SERVER_INFO_KEY, info.as_ref())?;
+        }
+        for (k, v) in &self.extra {
+            if self.server_info.is_none() || k != SERVER_INFO_KEY {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ResultMeta {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut extra = JsonObject::deserialize(d)?;
+        let server_info = match extra.remove(SERVER_INFO_KEY) {
+            Some(v) => Some(Arc::new(
+                Implementation::deserialize(v).map_err(serde::de::Error::custom)?,
+            )),
+            None => None,
+        };
+        Ok(ResultMeta { server_info, extra })
+    }
+}
+
+impl From<JsonObject> for ResultMeta {
+    fn from(extra: JsonObject) -> Self {
+        ResultMeta {
+            server_info: None,
+            extra,
+        }
+    }
+}
+
+/// A result the server can stamp with its `serverInfo` before sending.
+pub trait StampResult {
+    /// Gives access to the result's `_meta`.
+    fn meta_mut(&mut self) -> &mut ResultMeta;
+}
+

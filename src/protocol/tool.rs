@@ -1,0 +1,136 @@
+//! Tool definitions and tool call results.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::JsonObject;
+use super::content::{ContentBlock, Icon};
+use super::result::{ResultMeta, ResultType, StampResult};
+
+/// A tool as listed by `tools/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Tool {
+    /// Unique name, 1–128 characters of `[A-Za-z0-9_.-]`.
+    pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema (2020-12) of the arguments; its root has `"type": "object"`.
+    #[serde(rename = "inputSchema")]
+    pub input_schema: JsonObject,
+    /// JSON Schema of `structuredContent`.
+    #[serde(default, rename = "outputSchema", skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<JsonObject>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+impl Tool {
+    /// A tool definition with a name and an input schema.
+    pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Self {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+        }
+    }
+}
+
+/// Hints about a tool's behaviour. Clients treat them as untrusted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment.
+    #[serde(default, rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(default, rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it twice with the same arguments has no further effect.
+    #[serde(default, rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool talks to an open world of external entities.
+    #[serde(default, rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// The result of `tools/call`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CallToolResult {
+    #[serde(rename = "resultType", default)]
+    result_type: ResultType,
+    /// Unstructured content.
+    pub content: Vec<ContentBlock>,
+    /// Structured result (any JSON value); must match `outputSchema` when one is set.
+    #[serde(default, rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// `true` when the tool itself failed (the model can see and correct it).
+    #[serde(default, rename = "isError", skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Result metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    pub meta: ResultMeta,
+}
+
+impl CallToolResult {
+    /// A successful result with these content blocks.
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        CallToolResult {
+            result_type: ResultType::Complete,
+            content,
+            structured_content: None,
+            is_error: None,
+            meta: ResultMeta::default(),
+        }
+    }
+
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::new(vec![ContentBlock::text(text)])
+    }
+
+    /// A tool execution error (`isError: true`) with one text block the model can act on.
+    pub fn error(message: impl Into<String>) -> Self {
+        let mut r = Self::text(message);
+        r.is_error = Some(true);
+        r
+    }
+
+    /// A result carrying `structuredContent` and, for older clients, its JSON as a text block.
+    pub fn structured(value: Value) -> Self {
+        let mut r = Self::text(value.to_string());
+        r.structured_content = Some(value);
+        r
+    }
+
+    /// Whether this result reports a tool error.
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+}
+
+impl StampResult for CallToolResult {
+    fn meta_mut(&mut self) -> &mut ResultMeta {
+        &mut self.meta
+    }
+}
