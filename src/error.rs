@@ -1,0 +1,175 @@
+//! The Rust error type of the crate. The wire error lives in [`crate::protocol::ErrorObject`];
+//! the two meet in one place, dispatch.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::protocol::{ClientCapabilities, ErrorObject};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What went wrong, broadly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The request's params are invalid (answered with `-32602`).
+    InvalidParams,
+    /// A resource, prompt or other named thing does not exist (`-32602`).
+    NotFound,
+    /// The request needs a client capability the client did not declare (`-32021`).
+    MissingClientCapability,
+    /// The server failed (`-32603`; details are logged, not sent).
+    Internal,
+    /// A definition given to a builder is invalid (raised when building, never on the wire).
+    InvalidDefinition,
+    /// Reading configuration or binding a socket failed.
+    Io,
+}
+
+/// The crate's error: an opaque value with a [`ErrorKind`], a message and an optional source.
+pub struct Error {
+    kind: ErrorKind,
+    message: Cow<'static, str>,
+    data: Option<Value>,
+    source: Option<BoxError>,
+}
+
+impl Error {
+    fn new(kind: ErrorKind, message: impl Into<Cow<'static, str>>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            data: None,
+            source: None,
+        }
+    }
+
+    /// Invalid params (`-32602`), with a message the client can act on.
+    pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::InvalidParams, message)
+    }
+
+    /// The resource `uri` does not exist (`-32602` with `data.uri`).
+    pub fn resource_not_found(uri: impl Into<String>) -> Self {
+        let uri = uri.into();
+        let mut e = Self::new(ErrorKind::NotFound, "Resource not found");
+        e.data = Some(serde_json::json!({ "uri": uri }));
+        e
+    }
+
+    /// Something named does not exist (`-32602`).
+    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::NotFound, message)
+    }
+
+    /// The request needs `required` from the client (`-32021`).
+    pub fn missing_client_capability(required: &ClientCapabilities) -> Self {
+        let mut e = Self::new(ErrorKind::MissingClientCapability, "Missing required client capability");
+        e.data = Some(serde_json::json!({ "requiredCapabilities": required }));
+        e
+    }
+
+    /// An internal failure (`-32603`). The message is logged; the client sees a generic one.
+    pub fn internal(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::Internal, message)
+    }
+
+    /// An internal failure caused by `source`.
+    pub fn internal_from(source: impl Into<BoxError>) -> Self {
+        let source = source.into();
+        let mut e = Self::new(ErrorKind::Internal, source.to_string());
+        e.source = Some(source);
+        e
+    }
+
+    /// An invalid definition given to a builder.
+    pub fn invalid_definition(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::InvalidDefinition, message)
+    }
+
+    /// An I/O failure (binding, reading configuration).
+    pub fn io(context: impl Into<Cow<'static, str>>, source: std::io::Error) -> Self {
+        let mut e = Self::new(ErrorKind::Io, context);
+        e.source = Some(Box::new(source));
+        e
+    }
+
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The error object sent on the wire for this error.
+    pub(crate) fn to_wire(&self) -> ErrorObject {
+        match self.kind {
+            ErrorKind::InvalidParams | ErrorKind::NotFound => match &self.data {
+                Some(d) => ErrorObject::invalid_params_with(self.message.clone(), d.clone()),
+                None => ErrorObject::invalid_params(self.message.clone()),
+            },
+            ErrorKind::MissingClientCapability => {
+                let mut e = ErrorObject::missing_client_capability(&ClientCapabilities::default());
+                e.data = self.data.clone();
+                e
+            }
+            ErrorKind::Internal | ErrorKind::InvalidDefinition | ErrorKind::Io => {
+                ErrorObject::internal_error("Internal error")
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.kind).field("message", &self.message);
+        if let Some(s) = &self.source {
+            d.field("source", s);
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(s) = &self.source {
+            if s.to_string() != self.message {
+                write!(f, ": {s}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as _)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_details_stay_inside() {
+        let e = Error::internal("db password wrong");
+        let w = e.to_wire();
+        assert_eq!(w.code, -32603);
+        assert!(!w.message.contains("password"));
+    }
+
+    #[test]
+    fn resource_not_found_is_invalid_params_with_uri() {
+        let w = Error::resource_not_found("file:///x").to_wire();
+        assert_eq!(w.code, -32602);
+        assert_eq!(w.data.unwrap()["uri"], "file:///x");
+    }
+}

@@ -1,0 +1,152 @@
+//! What a handler knows about the request it serves.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::Extensions;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{
+    ClientCapabilities, Implementation, LOG_MESSAGE_METHOD, LogMessageParams, LoggingLevel,
+    Notification, PROGRESS_METHOD, ProgressParams, RequestId, RequestMeta,
+};
+
+/// The request a handler serves: its id, the client's self-description, a way to report
+/// progress and log messages on the request's own stream, cancellation, and the transport's
+/// request extensions (where authentication puts the principal).
+///
+/// Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    id: RequestId,
+    method: &'static str,
+    meta: RequestMeta,
+    extensions: Extensions,
+    cancellation: CancellationToken,
+    events: Option<mpsc::Sender<Bytes>>,
+    last_progress: std::sync::Mutex<Option<f64>>,
+}
+
+impl RequestContext {
+    pub(crate) fn new(
+        id: RequestId,
+        method: &'static str,
+        meta: RequestMeta,
+        extensions: Extensions,
+        cancellation: CancellationToken,
+        events: Option<mpsc::Sender<Bytes>>,
+    ) -> Self {
+        RequestContext {
+            inner: Arc::new(Inner {
+                id,
+                method,
+                meta,
+                extensions,
+                cancellation,
+                events,
+                last_progress: std::sync::Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The JSON-RPC id of the request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The method being served, e.g. `tools/call`.
+    pub fn method(&self) -> &'static str {
+        self.inner.method
+    }
+
+    /// The protocol version the request declared.
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.meta.protocol_version
+    }
+
+    /// The capabilities the client declared on this request.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.meta.client_capabilities
+    }
+
+    /// The client's self-reported implementation, if sent. For display and logs only.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.meta.client_info.as_ref()
+    }
+
+    /// The whole validated `_meta` of the request.
+    pub fn meta(&self) -> &RequestMeta {
+        &self.inner.meta
+    }
+
+    /// The transport's request extensions (e.g. the authenticated principal).
+    pub fn extensions(&self) -> &Extensions {
+        &self.inner.extensions
+    }
+
+    /// Cancelled when the client goes away (on HTTP: closes the connection) or the request
+    /// is otherwise abandoned. Spawned work should watch it.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancellation
+    }
+
+    /// Whether the request has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancellation.is_cancelled()
+    }
+
+    /// Whether the client asked for progress notifications (`_meta.progressToken`).
+    pub fn wants_progress(&self) -> bool {
+        self.inner.meta.progress_token.is_some() && self.inner.events.is_some()
+    }
+
+    /// Reports progress on the request's own stream.
+    ///
+    /// Sent only when the request carried a `progressToken`; `progress` must increase, and a
+    /// value that does not is dropped. Waits while the client reads slowly (bounded buffer).
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let Some(token) = self.inner.meta.progress_token.clone() else {
+            return;
+        };
+        {
+            let mut last = self.inner.last_progress.lock().unwrap_or_else(|p| p.into_inner());
+            if last.is_some_and(|l| progress <= l) || !progress.is_finite() {
+                tracing::debug!(progress, "dropping non-increasing progress value");
+                return;
+            }
+            *last = Some(progress);
+        }
+        let params = ProgressParams::new(token, progress, total, message);
+        self.emit(&Notification::new(PROGRESS_METHOD, params)).await;
+    }
+
+    /// Sends a log message on the request's own stream, if the request asked for log messages
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`) at or below `level`.
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        match self.inner.meta.log_level {
+            Some(min) if level >= min => {}
+            _ => return,
+        }
+        let params = LogMessageParams::new(level, logger.map(str::to_owned), data);
+        self.emit(&Notification::new(LOG_MESSAGE_METHOD, params)).await;
+    }
+
+    async fn emit<T: Serialize>(&self, message: &T) {
+        let Some(tx) = &self.inner.events else { return };
+        match serde_json::to_vec(message) {
+            Ok(bytes) => {
+                // A closed receiver means the response is complete or the client left.
+                let _ = tx.send(Bytes::from(bytes)).await;
+            }
+            Err(e) => tracing::warn!(error = %e, "could not encode a notification"),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Handlers: small traits for tools, resources (and templates), prompts and completions, the
+//! request context they receive, and the registry that freezes them when the server is built.
+
+mod completion;
+mod context;
+pub(crate) mod header_rules;
+mod prompt;
+pub(crate) mod registry;
+mod resource;
+mod tool;
+mod uri_template;
+
+pub use completion::CompletionHandler;
+pub use context::RequestContext;
+pub use prompt::{PromptArguments, PromptDef, PromptHandler};
+pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
+pub use tool::{IntoCallToolResult, ToolDef, ToolError, ToolHandler};
+pub use uri_template::{TemplateVars, UriTemplate};

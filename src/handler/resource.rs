@@ -1,0 +1,208 @@
+//! Resources and resource templates.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
+use super::context::RequestContext;
+use super::uri_template::{TemplateVars, UriTemplate};
+use crate::Error;
+use crate::protocol::{CachePolicy, ReadResourceResult, Resource, ResourceTemplate};
+
+/// Reads a resource. `vars` are the template variables the URI bound (empty for a fixed
+/// resource).
+pub trait ResourceHandler: Send + Sync + 'static {
+    /// Reads `uri`.
+    fn read(
+        &self,
+        ctx: RequestContext,
+        uri: String,
+        vars: TemplateVars,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, Error>>;
+}
+
+struct Fixed<F>(F);
+
+impl<F, Fut, R> ResourceHandler for Fixed<F>
+where
+    F: Fn(RequestContext, String) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, Error>> + Send + 'static,
+    R: Into<ReadResourceResult>,
+{
+    fn read(
+        &self,
+        ctx: RequestContext,
+        uri: String,
+        _vars: TemplateVars,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, Error>> {
+        let fut = (self.0)(ctx, uri);
+        Box::pin(async move { fut.await.map(Into::into) })
+    }
+}
+
+struct Templated<F>(F);
+
+impl<F, Fut, R> ResourceHandler for Templated<F>
+where
+    F: Fn(RequestContext, String, TemplateVars) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, Error>> + Send + 'static,
+    R: Into<ReadResourceResult>,
+{
+    fn read(
+        &self,
+        ctx: RequestContext,
+        uri: String,
+        vars: TemplateVars,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, Error>> {
+        let fut = (self.0)(ctx, uri, vars);
+        Box::pin(async move { fut.await.map(Into::into) })
+    }
+}
+
+/// A fixed resource (one URI) with its reader.
+#[must_use]
+pub struct ResourceDef {
+    pub(crate) resource: Resource,
+    pub(crate) cache: Option<CachePolicy>,
+    pub(crate) handler: Option<Arc<dyn ResourceHandler>>,
+}
+
+impl fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceDef").field("resource", &self.resource).finish_non_exhaustive()
+    }
+}
+
+impl ResourceDef {
+    /// A resource at `uri` called `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        ResourceDef {
+            resource: Resource::new(uri, name),
+            cache: None,
+            handler: None,
+        }
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, d: impl Into<String>) -> Self {
+        self.resource.description = Some(d.into());
+        self
+    }
+
+    /// Sets the display title.
+    pub fn title(mut self, t: impl Into<String>) -> Self {
+        self.resource.title = Some(t.into());
+        self
+    }
+
+    /// Sets the MIME type.
+    pub fn mime_type(mut self, m: impl Into<String>) -> Self {
+        self.resource.mime_type = Some(m.into());
+        self
+    }
+
+    /// Sets the size in bytes.
+    pub fn size(mut self, size: u64) -> Self {
+        self.resource.size = Some(size);
+        self
+    }
+
+    /// Overrides the server's `ttlMs`/`cacheScope` for reads of this resource.
+    pub fn cache(mut self, policy: CachePolicy) -> Self {
+        self.cache = Some(policy);
+        self
+    }
+
+    /// The reader: `f(ctx, uri)`.
+    pub fn handler<F, Fut, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RequestContext, String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: Into<ReadResourceResult>,
+    {
+        self.handler = Some(Arc::new(Fixed(f)));
+        self
+    }
+
+    /// A reader implementing [`ResourceHandler`] directly.
+    pub fn with_handler(mut self, h: impl ResourceHandler) -> Self {
+        self.handler = Some(Arc::new(h));
+        self
+    }
+}
+
+/// A family of resources described by an RFC 6570 URI template, with its reader.
+#[must_use]
+pub struct ResourceTemplateDef {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) cache: Option<CachePolicy>,
+    pub(crate) handler: Option<Arc<dyn ResourceHandler>>,
+}
+
+impl fmt::Debug for ResourceTemplateDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceTemplateDef").field("template", &self.template).finish_non_exhaustive()
+    }
+}
+
+impl ResourceTemplateDef {
+    /// A template such as `file:///{+path}` called `name`.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
+        ResourceTemplateDef {
+            template: ResourceTemplate::new(uri_template, name),
+            cache: None,
+            handler: None,
+        }
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, d: impl Into<String>) -> Self {
+        self.template.description = Some(d.into());
+        self
+    }
+
+    /// Sets the display title.
+    pub fn title(mut self, t: impl Into<String>) -> Self {
+        self.template.title = Some(t.into());
+        self
+    }
+
+    /// Sets the MIME type of matching resources.
+    pub fn mime_type(mut self, m: impl Into<String>) -> Self {
+        self.template.mime_type = Some(m.into());
+        self
+    }
+
+    /// Overrides the server's `ttlMs`/`cacheScope` for reads through this template.
+    pub fn cache(mut self, policy: CachePolicy) -> Self {
+        self.cache = Some(policy);
+        self
+    }
+
+    /// The reader: `f(ctx, uri, vars)`. Return `Error::resource_not_found(uri)` for a URI
+    /// that matches the template but names nothing.
+    pub fn handler<F, Fut, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RequestContext, String, TemplateVars) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: Into<ReadResourceResult>,
+    {
+        self.handler = Some(Arc::new(Templated(f)));
+        self
+    }
+
+    /// A reader implementing [`ResourceHandler`] directly.
+    pub fn with_handler(mut self, h: impl ResourceHandler) -> Self {
+        self.handler = Some(Arc::new(h));
+        self
+    }
+}
+
+/// A template compiled for matching, with its reader.
+pub(crate) struct CompiledTemplate {
+    pub(crate) matcher: UriTemplate,
+    pub(crate) cache: Option<CachePolicy>,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+}
