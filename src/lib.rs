@@ -2,5 +2,9 @@
 mod error;
 pub mod handler;
 pub mod protocol;
+pub mod server;
+pub mod transport;
 pub use error::{Error, ErrorKind};
 pub use handler::{RequestContext, ToolDef, ToolError};
+pub use server::{Server, ServerBuilder};
+pub use transport::http::StreamableHttp;

@@ -91,7 +91,13 @@ impl RequestMeta {
             .map_err(|_| ErrorObject::invalid_params("params must be an object"))?
             .meta
             .ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
-        Self::parse(meta)
+        Self::from_raw(Some(meta))
+    }
+
+    /// Reads an already-located raw `_meta` value (`None` when `params._meta` is missing).
+    pub fn from_raw(raw: Option<&RawValue>) -> Result<Self, ErrorObject> {
+        let raw = raw.ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
+        Self::parse(raw)
     }
 
     fn parse(raw: &RawValue) -> Result<Self, ErrorObject> {

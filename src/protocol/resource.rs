@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
 use super::content::{Annotations, Icon, ResourceContents};
-use super::result::{ResultMeta, ResultType, StampResult};
+use super::result::{CachePolicy, ResultMeta, ResultType, StampResult};
 
 /// A resource as listed by `resources/list` (and as a `resource_link` content block).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,6 +107,9 @@ pub struct ReadResourceResult {
     result_type: ResultType,
     /// The contents (one or more, e.g. for sub-resources).
     pub contents: Vec<ResourceContents>,
+    /// Caching; when a handler leaves it unset the server fills in its configured policy.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CachePolicy>,
     /// Result metadata.
     #[serde(default, rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
     pub meta: ResultMeta,
@@ -118,6 +121,7 @@ impl ReadResourceResult {
         ReadResourceResult {
             result_type: ResultType::Complete,
             contents,
+            cache: None,
             meta: ResultMeta::default(),
         }
     }

@@ -1,0 +1,186 @@
+//! Building a [`Server`]: register handlers, set policies, freeze.
+
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
+use super::lists::Lists;
+use super::{Inner, Server};
+use crate::Error;
+use crate::handler::registry::{Definitions, Registry};
+use crate::handler::{CompletionHandler, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
+use crate::protocol::{
+    CachePolicy, DiscoverResult, Implementation, JsonObject, LATEST_PROTOCOL_VERSION,
+    ListChangedCapability, ResourcesCapability, ResultMeta, ServerCapabilities,
+};
+
+/// Builds a [`Server`]. Every definition is checked by [`ServerBuilder::build`]: duplicate
+/// or invalid names, non-object input schemas and `x-mcp-header` annotations that break the
+/// rules are errors there, never at request time.
+#[must_use]
+pub struct ServerBuilder {
+    defs: Definitions,
+    server_info: Implementation,
+    instructions: Option<String>,
+    page_size: usize,
+    list_cache: CachePolicy,
+    discover_cache: CachePolicy,
+    read_cache: CachePolicy,
+    logging: bool,
+    event_buffer: usize,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("server_info", &self.server_info)
+            .field("page_size", &self.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ServerBuilder {
+    /// A builder with defaults: pages of 100, lists and discover cacheable for 60 s
+    /// (`public`), resource reads for 0 ms, logging advertised.
+    pub fn new() -> Self {
+        ServerBuilder {
+            defs: Definitions::default(),
+            server_info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            page_size: 100,
+            list_cache: CachePolicy::default(),
+            discover_cache: CachePolicy::default(),
+            read_cache: CachePolicy::new(0, crate::protocol::CacheScope::Public),
+            logging: true,
+            event_buffer: 32,
+        }
+    }
+
+    /// Sets `serverInfo`, sent in every result's `_meta`.
+    pub fn server_info(mut self, info: Implementation) -> Self {
+        self.server_info = info;
+        self
+    }
+
+    /// Sets the `instructions` of `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Registers a tool.
+    pub fn tool(mut self, tool: ToolDef) -> Self {
+        self.defs.tools.push(tool);
+        self
+    }
+
+    /// Registers a fixed resource.
+    pub fn resource(mut self, resource: ResourceDef) -> Self {
+        self.defs.resources.push(resource);
+        self
+    }
+
+    /// Registers a resource template.
+    pub fn resource_template(mut self, template: ResourceTemplateDef) -> Self {
+        self.defs.templates.push(template);
+        self
+    }
+
+    /// Registers a prompt.
+    pub fn prompt(mut self, prompt: PromptDef) -> Self {
+        self.defs.prompts.push(prompt);
+        self
+    }
+
+    /// Sets the completion handler (advertises the `completions` capability).
+    pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
+        self.defs.completion = Some(Arc::new(handler));
+        self
+    }
+
+    /// Items per page of the list methods (at least 1).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+
+    /// `ttlMs`/`cacheScope` of the four list results.
+    pub fn list_cache(mut self, policy: CachePolicy) -> Self {
+        self.list_cache = policy;
+        self
+    }
+
+    /// `ttlMs`/`cacheScope` of `server/discover`.
+    pub fn discover_cache(mut self, policy: CachePolicy) -> Self {
+        self.discover_cache = policy;
+        self
+    }
+
+    /// Default `ttlMs`/`cacheScope` of `resources/read` results.
+    pub fn read_cache(mut self, policy: CachePolicy) -> Self {
+        self.read_cache = policy;
+        self
+    }
+
+    /// Whether to advertise the (deprecated) `logging` capability. Handlers' log messages
+    /// are sent only to requests that set a log level, and only when this is on.
+    pub fn logging(mut self, on: bool) -> Self {
+        self.logging = on;
+        self
+    }
+
+    /// How many notifications a handler may queue on a slow stream before it waits.
+    pub fn event_buffer(mut self, n: usize) -> Self {
+        self.event_buffer = n.max(1);
+        self
+    }
+
+    /// Checks every definition and freezes the server.
+    pub fn build(self) -> Result<Server, Error> {
+        let registry = Registry::build(self.defs)?;
+        let server_info = Arc::new(self.server_info);
+        let result_meta = ResultMeta {
+            server_info: Some(server_info.clone()),
+            extra: JsonObject::new(),
+        };
+        let capabilities = ServerCapabilities {
+            tools: (!registry.tools.is_empty()).then(ListChangedCapability::default),
+            resources: registry.has_resources().then(ResourcesCapability::default),
+            prompts: (!registry.prompts.is_empty()).then(ListChangedCapability::default),
+            completions: registry.completion.is_some().then(JsonObject::new),
+            logging: self.logging.then(JsonObject::new),
+            ..Default::default()
+        };
+        let supported_versions = vec![LATEST_PROTOCOL_VERSION];
+        let mut discover = DiscoverResult::new(
+            supported_versions.iter().map(|v| v.to_string()).collect(),
+            capabilities,
+            self.discover_cache,
+        );
+        discover.instructions = self.instructions;
+        discover.meta = result_meta.clone();
+        let discover = RawValue::from_string(
+            serde_json::to_string(&discover).map_err(|e| Error::internal_from(e))?,
+        )
+        .map_err(|e| Error::internal_from(e))?;
+        let lists = Lists::build(&registry, self.page_size, self.list_cache, &result_meta);
+        Ok(Server {
+            inner: Arc::new(Inner {
+                registry,
+                lists,
+                discover,
+                supported_versions,
+                result_meta,
+                read_cache: self.read_cache,
+                server_info,
+                event_buffer: self.event_buffer,
+            }),
+        })
+    }
+}

@@ -1,0 +1,426 @@
+//! The validation ladder and method dispatch.
+//!
+//! Order (see DESIGN §3): parse (`-32700`) → one JSON-RPC object (`-32600`) → notification
+//! accepted → `_meta` (`-32602`) → `MCP-Protocol-Version` mirror (`-32020`) → version
+//! supported (`-32022`) → `Mcp-Method`/`Mcp-Name` mirrors (`-32020`) → method known and its
+//! capability advertised (`-32601`) → params (`-32602`) → `Mcp-Param-*` mirrors (`-32020`) →
+//! run. Every error echoes the request id when it could be read.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt as _;
+use http::Extensions;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::mirror::MirroredHeaders;
+use super::outcome::{Outcome, Reply, Running};
+use super::Server;
+use crate::Error;
+use crate::handler::{PromptDef, RequestContext};
+use crate::protocol::methods::{self, *};
+use crate::protocol::{
+    CallToolResult, CompleteRequest, CompletionReference, ErrorObject, IdField, IncomingMessage,
+    JsonObject, RequestId, RequestMeta, StampResult,
+};
+
+/// How many argument-validation failures a tool error lists.
+const MAX_REPORTED_ARGUMENT_ERRORS: usize = 5;
+
+/// Every params member the dispatcher may need, located in one pass and left raw.
+#[derive(Default, Deserialize)]
+struct ParamsView<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    uri: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cursor: Option<&'a RawValue>,
+}
+
+fn classify_unparsable(e: &serde_json::Error) -> ErrorObject {
+    if !matches!(e.classify(), serde_json::error::Category::Data) {
+        return ErrorObject::parse_error(format!("Parse error: {e}"));
+    }
+    ErrorObject::invalid_request(format!("Invalid Request: {e}"))
+}
+
+/// Reads the body as one JSON-RPC object, telling a syntax error (`-32700`) from valid JSON
+/// of the wrong shape (`-32600`: batches, scalars, responses).
+fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObject> {
+    let first = body.iter().copied().find(|b| !b.is_ascii_whitespace());
+    if first != Some(b'{') {
+        return match serde_json::from_slice::<IgnoredAny>(body) {
+            Err(e) => Err(ErrorObject::parse_error(format!("Parse error: {e}"))),
+            Ok(_) if first == Some(b'[') => Err(ErrorObject::invalid_request(
+                "Batch requests are not supported: send one JSON-RPC message per request",
+            )),
+            Ok(_) => Err(ErrorObject::invalid_request("A JSON-RPC message must be a JSON object")),
+        };
+    }
+    serde_json::from_slice(body).map_err(|e| classify_unparsable(&e))
+}
+
+fn string_field<'a>(raw: Option<&'a RawValue>, field: &str) -> Result<Cow<'a, str>, ErrorObject> {
+    let raw = raw.ok_or_else(|| ErrorObject::invalid_params(format!("Missing required params.{field}")))?;
+    serde_json::from_str::<Cow<'a, str>>(raw.get())
+        .map_err(|_| ErrorObject::invalid_params(format!("params.{field} must be a string")))
+}
+
+fn optional_string<'a>(raw: Option<&'a RawValue>, field: &str) -> Result<Option<Cow<'a, str>>, ErrorObject> {
+    raw.map(|r| string_field(Some(r), field)).transpose()
+}
+
+fn removed_method(method: &str, supported: &[&str]) -> ErrorObject {
+    let mut e = ErrorObject::method_not_found(
+        method,
+        "removed in protocol revision 2026-07-28; send requests with params._meta instead",
+    );
+    e.data = Some(json!({
+        "method": method,
+        "reason": format!(
+            "{method} was removed in protocol revision 2026-07-28; this server supports {}",
+            supported.join(", ")
+        ),
+        "supported": supported,
+    }));
+    e
+}
+
+fn not_advertised(method: &str, capability: &str) -> ErrorObject {
+    ErrorObject::method_not_found(
+        method,
+        format!("the server does not advertise the {capability} capability"),
+    )
+}
+
+impl Server {
+    /// Handles one incoming message: the whole validation ladder, then the method.
+    ///
+    /// `mirror` carries the values of the transport's mirrored headers (`None` for a
+    /// transport without headers, e.g. stdio); `extensions` reach handlers through
+    /// [`RequestContext::extensions`].
+    pub fn handle(&self, body: &[u8], mirror: Option<&MirroredHeaders>, extensions: Extensions) -> Outcome {
+        let msg = match parse_message(body) {
+            Ok(m) => m,
+            Err(e) => return Outcome::error(None, e),
+        };
+        let echo = msg.id.echo();
+        if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+            return Outcome::error(echo, ErrorObject::invalid_request("jsonrpc must be \"2.0\""));
+        }
+        let Some(method_raw) = msg.method else {
+            let why = if msg.result.is_some() || msg.error.is_some() {
+                "The server does not accept JSON-RPC responses"
+            } else {
+                "Missing method"
+            };
+            return Outcome::error(echo, ErrorObject::invalid_request(why));
+        };
+        let Ok(method) = serde_json::from_str::<Cow<'_, str>>(method_raw.get()) else {
+            return Outcome::error(echo, ErrorObject::invalid_request("method must be a string"));
+        };
+        let id = match msg.id {
+            IdField::Absent => return Outcome::Accepted,
+            IdField::Null => {
+                return Outcome::error(None, ErrorObject::invalid_request("A request id must not be null"));
+            }
+            IdField::Invalid => {
+                return Outcome::error(
+                    None,
+                    ErrorObject::invalid_request("A request id must be a string or an integer"),
+                );
+            }
+            IdField::Valid(id) => id,
+        };
+        match self.route(&id, &method, msg.params, mirror, extensions) {
+            Ok(outcome) => outcome,
+            Err(e) => Outcome::error(Some(id), e),
+        }
+    }
+
+    fn route(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+    ) -> Result<Outcome, ErrorObject> {
+        let inner = &self.inner;
+        if methods::REMOVED.contains(&method) {
+            return Err(removed_method(method, &inner.supported_versions));
+        }
+        let view: ParamsView<'_> = match params {
+            None => ParamsView::default(),
+            Some(p) => serde_json::from_str(p.get())
+                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?,
+        };
+        let meta = RequestMeta::from_raw(view.meta)?;
+        if let Some(m) = mirror {
+            m.check_protocol_version(&meta.protocol_version)?;
+        }
+        if !inner.supported_versions.contains(&meta.protocol_version.as_str()) {
+            return Err(ErrorObject::unsupported_protocol_version(
+                &inner.supported_versions,
+                &meta.protocol_version,
+            ));
+        }
+        if let Some(m) = mirror {
+            m.check_method(method)?;
+            if let Some(field) = methods::name_field(method) {
+                let raw = if field == "uri" { view.uri } else { view.name };
+                let body = raw.and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok());
+                m.check_name(body.as_deref())?;
+            }
+        }
+        let reg = &inner.registry;
+        let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::result(id, page)));
+        match method {
+            DISCOVER => ready(&inner.discover),
+            TOOLS_LIST => {
+                self.gate(!reg.tools.is_empty(), method, "tools")?;
+                ready(inner.lists.tools.page(optional_string(view.cursor, "cursor")?.as_deref())?)
+            }
+            RESOURCES_LIST => {
+                self.gate(reg.has_resources(), method, "resources")?;
+                ready(inner.lists.resources.page(optional_string(view.cursor, "cursor")?.as_deref())?)
+            }
+            RESOURCE_TEMPLATES_LIST => {
+                self.gate(reg.has_resources(), method, "resources")?;
+                ready(inner.lists.templates.page(optional_string(view.cursor, "cursor")?.as_deref())?)
+            }
+            PROMPTS_LIST => {
+                self.gate(!reg.prompts.is_empty(), method, "prompts")?;
+                ready(inner.lists.prompts.page(optional_string(view.cursor, "cursor")?.as_deref())?)
+            }
+            TOOLS_CALL => {
+                self.gate(!reg.tools.is_empty(), method, "tools")?;
+                self.call_tool(id, meta, &view, mirror, extensions)
+            }
+            RESOURCES_READ => {
+                self.gate(reg.has_resources(), method, "resources")?;
+                self.read_resource(id, meta, &view, extensions)
+            }
+            PROMPTS_GET => {
+                self.gate(!reg.prompts.is_empty(), method, "prompts")?;
+                self.get_prompt(id, meta, params, &view, extensions)
+            }
+            COMPLETION_COMPLETE => {
+                self.gate(reg.completion.is_some(), method, "completions")?;
+                self.complete(id, meta, params, extensions)
+            }
+            SUBSCRIPTIONS_LISTEN => Err(ErrorObject::method_not_found(
+                method,
+                "the server advertises no listChanged or subscribe capability",
+            )),
+            _ => Err(ErrorObject::method_not_found(method, "unknown method")),
+        }
+    }
+
+    fn gate(&self, advertised: bool, method: &str, capability: &str) -> Result<(), ErrorObject> {
+        if advertised { Ok(()) } else { Err(not_advertised(method, capability)) }
+    }
+
+    fn call_tool(
+        &self,
+        id: &RequestId,
+        meta: RequestMeta,
+        view: &ParamsView<'_>,
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+    ) -> Result<Outcome, ErrorObject> {
+        let name = string_field(view.name, "name")?;
+        let tool = self.inner.registry.tool(&name).ok_or_else(|| {
+            ErrorObject::invalid_params_with(format!("Unknown tool: {name}"), json!({ "name": name }))
+        })?;
+        let arguments = match view.arguments {
+            None => Value::Object(JsonObject::new()),
+            Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+                Ok(Value::Null) => Value::Object(JsonObject::new()),
+                Ok(v @ Value::Object(_)) => v,
+                _ => return Err(ErrorObject::invalid_params("params.arguments must be an object")),
+            },
+        };
+        if let Some(m) = mirror {
+            m.check_params(&tool.header_params, &arguments)?;
+        }
+        let problems: Vec<String> = tool
+            .validator
+            .iter_errors(&arguments)
+            .take(MAX_REPORTED_ARGUMENT_ERRORS)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+            })
+            .collect();
+        if !problems.is_empty() {
+            let mut result = CallToolResult::error(format!(
+                "Invalid arguments for tool {name}: {}",
+                problems.join("; ")
+            ));
+            result.meta = self.inner.result_meta.clone();
+            return Ok(Outcome::Ready(Reply::result(id, &result)));
+        }
+        let handler = tool.handler.clone();
+        Ok(self.run(id.clone(), TOOLS_CALL, meta, extensions, move |ctx| async move {
+            match handler.call(ctx, arguments).await {
+                Ok(r) => Ok(r),
+                Err(e) => e.into_outcome(),
+            }
+        }))
+    }
+
+    fn read_resource(
+        &self,
+        id: &RequestId,
+        meta: RequestMeta,
+        view: &ParamsView<'_>,
+        extensions: Extensions,
+    ) -> Result<Outcome, ErrorObject> {
+        let uri = string_field(view.uri, "uri")?.into_owned();
+        if !crate::handler::registry::has_scheme(&uri) {
+            return Err(ErrorObject::invalid_params_with(
+                "Invalid resource URI: it has no scheme",
+                json!({ "uri": uri }),
+            ));
+        }
+        let (handler, cache, vars) = self
+            .inner
+            .registry
+            .resource_reader(&uri)
+            .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
+        let policy = cache.unwrap_or(self.inner.read_cache);
+        Ok(self.run(id.clone(), RESOURCES_READ, meta, extensions, move |ctx| async move {
+            let mut result = handler.read(ctx, uri, vars).await?;
+            result.cache.get_or_insert(policy);
+            Ok(result)
+        }))
+    }
+
+    fn get_prompt(
+        &self,
+        id: &RequestId,
+        meta: RequestMeta,
+        params: Option<&RawValue>,
+        view: &ParamsView<'_>,
+        extensions: Extensions,
+    ) -> Result<Outcome, ErrorObject> {
+        #[derive(Deserialize)]
+        struct Args {
+            #[serde(default)]
+            arguments: Option<BTreeMap<String, String>>,
+        }
+        let name = string_field(view.name, "name")?;
+        let prompt = self.inner.registry.prompt(&name).ok_or_else(|| {
+            ErrorObject::invalid_params_with(format!("Unknown prompt: {name}"), json!({ "name": name }))
+        })?;
+        let arguments = match params {
+            Some(p) if view.arguments.is_some() => serde_json::from_str::<Args>(p.get())
+                .map_err(|_| ErrorObject::invalid_params("params.arguments must map names to strings"))?
+                .arguments
+                .unwrap_or_default(),
+            _ => BTreeMap::new(),
+        };
+        let missing: Vec<&str> = PromptDef::required_arguments(&prompt.prompt)
+            .filter(|a| !arguments.contains_key(*a))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ErrorObject::invalid_params_with(
+                format!("Missing required argument(s) for prompt {name}: {}", missing.join(", ")),
+                json!({ "missing": missing }),
+            ));
+        }
+        let handler = prompt.handler.clone();
+        Ok(self.run(id.clone(), PROMPTS_GET, meta, extensions, move |ctx| handler.get(ctx, arguments)))
+    }
+
+    fn complete(
+        &self,
+        id: &RequestId,
+        meta: RequestMeta,
+        params: Option<&RawValue>,
+        extensions: Extensions,
+    ) -> Result<Outcome, ErrorObject> {
+        let raw = params.map(RawValue::get).unwrap_or("{}");
+        let request: CompleteRequest = serde_json::from_str(raw)
+            .map_err(|e| ErrorObject::invalid_params(format!("Invalid completion request: {e}")))?;
+        let reg = &self.inner.registry;
+        let known = match &request.reference {
+            CompletionReference::Prompt { name } => reg.prompt(name).is_some(),
+            CompletionReference::Resource { uri } => reg.knows_resource_reference(uri),
+        };
+        if !known {
+            return Err(ErrorObject::invalid_params("Invalid completion reference: nothing by that name"));
+        }
+        let Some(handler) = reg.completion.clone() else {
+            return Err(not_advertised(COMPLETION_COMPLETE, "completions"));
+        };
+        Ok(self.run(id.clone(), COMPLETION_COMPLETE, meta, extensions, move |ctx| async move {
+            let mut result = handler.complete(ctx, request).await?;
+            result.enforce_limit();
+            Ok(result)
+        }))
+    }
+
+    /// Runs a handler: its context, cancellation on drop, panic isolation, `serverInfo`
+    /// stamping and encoding.
+    fn run<T, F, Fut>(
+        &self,
+        id: RequestId,
+        method: &'static str,
+        meta: RequestMeta,
+        extensions: Extensions,
+        make: F,
+    ) -> Outcome
+    where
+        T: Serialize + StampResult + Send + 'static,
+        F: FnOnce(RequestContext) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        let (tx, events) = mpsc::channel(self.inner.event_buffer);
+        let token = CancellationToken::new();
+        let ctx = RequestContext::new(id.clone(), method, meta, extensions, token.clone(), Some(tx));
+        let server_info = self.inner.server_info.clone();
+        let reply = async move {
+            let _cancel_on_drop = token.drop_guard();
+            let outcome = AssertUnwindSafe(async move { make(ctx).await }).catch_unwind().await;
+            match outcome {
+                Ok(Ok(mut result)) => {
+                    result.meta_mut().server_info = Some(server_info);
+                    Reply::result(&id, &result)
+                }
+                Ok(Err(e)) => {
+                    if e.kind() == crate::ErrorKind::Internal {
+                        tracing::error!(request_id = %id, method, error = %e, "handler failed");
+                    }
+                    Reply::error(Some(id), e.to_wire())
+                }
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    tracing::error!(request_id = %id, method, panic = %what, "handler panicked");
+                    Reply::error(Some(id), ErrorObject::internal_error("Internal error"))
+                }
+            }
+        };
+        Outcome::Running(Running {
+            reply: Box::pin(reply),
+            events,
+        })
+    }
+}

@@ -1,0 +1,75 @@
+//! Transport-agnostic dispatch: the validation ladder, capability gating, pagination,
+//! caching fields and the running of handlers.
+//!
+//! A transport hands [`Server::handle`] the raw body, the mirrored header values it
+//! extracted (or `None` where the transport has no headers, as on stdio), and its request
+//! extensions. It gets back an [`Outcome`]: a notification was accepted, a reply is ready, or
+//! a handler is running and may send notifications before its reply.
+
+mod builder;
+mod cursor;
+mod dispatch;
+mod lists;
+mod mirror;
+mod outcome;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+pub use builder::ServerBuilder;
+pub use mirror::{Mirrored, MirroredHeaders};
+pub use outcome::{Outcome, Reply, Running};
+
+use crate::handler::registry::Registry;
+use crate::protocol::{CachePolicy, Implementation, ResultMeta};
+
+/// A built MCP server: a frozen registry and its settings. Cheap to clone (an `Arc`).
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) registry: Registry,
+    pub(crate) lists: lists::Lists,
+    pub(crate) discover: Box<serde_json::value::RawValue>,
+    pub(crate) supported_versions: Vec<&'static str>,
+    pub(crate) result_meta: ResultMeta,
+    pub(crate) read_cache: CachePolicy,
+    pub(crate) server_info: Arc<Implementation>,
+    pub(crate) event_buffer: usize,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("server_info", &self.inner.server_info)
+            .field("tools", &self.inner.registry.tools.len())
+            .field("resources", &self.inner.registry.resources.len())
+            .field("prompts", &self.inner.registry.prompts.len())
+            .finish()
+    }
+}
+
+impl Server {
+    /// Starts building a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::new()
+    }
+
+    /// The protocol versions this server accepts.
+    pub fn supported_versions(&self) -> &[&'static str] {
+        &self.inner.supported_versions
+    }
+
+    /// The server's implementation info (sent in every result's `_meta`).
+    pub fn server_info(&self) -> &Implementation {
+        &self.inner.server_info
+    }
+
+    /// The encoded `server/discover` result.
+    pub fn discover_json(&self) -> Bytes {
+        Bytes::copy_from_slice(self.inner.discover.get().as_bytes())
+    }
+}

@@ -1,0 +1,87 @@
+//! What dispatch hands back to a transport.
+
+use std::fmt;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::protocol::{ErrorObject, ErrorResponse, RequestId, ResponseRef};
+
+/// One encoded JSON-RPC response.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The JSON text of the response.
+    pub body: Bytes,
+    /// The error code, when the response is an error.
+    pub error_code: Option<i32>,
+}
+
+impl fmt::Debug for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reply")
+            .field("body", &String::from_utf8_lossy(&self.body))
+            .field("error_code", &self.error_code)
+            .finish()
+    }
+}
+
+impl Reply {
+    /// A success response carrying `result`.
+    pub(crate) fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Self {
+        match serde_json::to_vec(&ResponseRef::new(id, result)) {
+            Ok(v) => Reply {
+                body: Bytes::from(v),
+                error_code: None,
+            },
+            Err(e) => {
+                tracing::error!(error = %e, "a result failed to serialize");
+                Self::error(Some(id.clone()), ErrorObject::internal_error("Internal error"))
+            }
+        }
+    }
+
+    /// An error response (no `id` when it could not be read).
+    pub(crate) fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        let code = error.code;
+        let body = serde_json::to_vec(&ErrorResponse::new(id, error))
+            .expect("error responses always serialize");
+        Reply {
+            body: Bytes::from(body),
+            error_code: Some(code),
+        }
+    }
+}
+
+/// A handler at work: its final reply, and the notifications it sends before it.
+pub struct Running {
+    /// Resolves to the final response. Dropping it cancels the handler.
+    pub reply: BoxFuture<'static, Reply>,
+    /// Encoded notifications (progress, log messages) for the request's own stream. Closed
+    /// once the handler and its context are gone.
+    pub events: mpsc::Receiver<Bytes>,
+}
+
+impl fmt::Debug for Running {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Running").finish_non_exhaustive()
+    }
+}
+
+/// The outcome of handing one message to the server.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A notification was accepted; nothing is sent back (HTTP: 202, empty body).
+    Accepted,
+    /// The response is ready.
+    Ready(Reply),
+    /// A handler runs; the transport drives it and relays its notifications.
+    Running(Running),
+}
+
+impl Outcome {
+    pub(crate) fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Outcome::Ready(Reply::error(id, error))
+    }
+}

@@ -1,0 +1,76 @@
+//! The MCP endpoint handler: HTTP checks in ladder order, then dispatch.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{HeaderMap, Method, header};
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
+
+use super::guard::{self, AllowList};
+use super::rejection::{BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, PayloadTooLarge};
+use super::{headers, negotiate, reply};
+use crate::server::Server;
+
+/// Everything the endpoint needs, shared by all requests.
+pub(crate) struct Endpoint {
+    pub(crate) server: Server,
+    pub(crate) body_limit: usize,
+    pub(crate) hosts: AllowList,
+    pub(crate) origins: AllowList,
+    pub(crate) keep_alive: Duration,
+}
+
+fn too_large(limit: usize) -> Response {
+    PayloadTooLarge(format!("Request body exceeds the limit of {limit} bytes")).into_response()
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, Response> {
+    if declared_length(headers).is_some_and(|n| n > limit as u64) {
+        return Err(too_large(limit));
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(limit)),
+        Err(e) => Err(BodyUnreadable(format!("Could not read the request body: {e}")).into_response()),
+    }
+}
+
+/// `Host`/`Origin` → 403, method → 405, `Accept` → 406, `Content-Type` → 415, size → 413,
+/// then the JSON-RPC ladder in [`Server::handle`].
+pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Err(why) = guard::check(&parts.headers, &ep.hosts, &ep.origins) {
+        tracing::debug!(%why, "refused by the Host/Origin allowlist");
+        return ForbiddenOrigin(format!("Forbidden: {why}")).into_response();
+    }
+    if parts.method != Method::POST {
+        return MethodNotAllowed.into_response();
+    }
+    let accepts = match negotiate::accepts(&parts.headers) {
+        Ok(a) => a,
+        Err(r) => return r.into_response(),
+    };
+    if let Err(r) = negotiate::content_type(&parts.headers) {
+        return r.into_response();
+    }
+    let bytes = match read_body(body, &parts.headers, ep.body_limit).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let mirror = headers::mirrored(&parts.headers);
+    let outcome = ep.server.handle(&bytes, Some(&mirror), parts.extensions);
+    reply::respond(outcome, accepts, ep.keep_alive).await
+}

@@ -1,0 +1,132 @@
+//! DNS-rebinding protection: the `Host` and `Origin` allowlists (403 when refused).
+
+use http::HeaderMap;
+use http::header::{HOST, ORIGIN};
+
+/// Which `Host` or `Origin` values are accepted.
+///
+/// An entry with a scheme (`https://app.example.com`, or with a port) must match the whole
+/// origin; an entry without one (`app.example.com`) matches that host name with any scheme
+/// and port. `*` accepts anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AllowList {
+    any: bool,
+    entries: Vec<String>,
+}
+
+/// Host names a local server answers to.
+pub(crate) const LOCALHOST_NAMES: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
+
+impl AllowList {
+    pub(crate) fn any() -> Self {
+        AllowList {
+            any: true,
+            entries: Vec::new(),
+        }
+    }
+
+    pub(crate) fn localhost() -> Self {
+        Self::from_entries(LOCALHOST_NAMES.iter().map(|s| s.to_string()))
+    }
+
+    pub(crate) fn from_entries(entries: impl IntoIterator<Item = String>) -> Self {
+        let entries: Vec<String> = entries
+            .into_iter()
+            .map(|e| e.trim().trim_end_matches('/').to_ascii_lowercase())
+            .filter(|e| !e.is_empty())
+            .collect();
+        AllowList {
+            any: entries.iter().any(|e| e == "*"),
+            entries,
+        }
+    }
+
+    fn allows_host(&self, hostname: &str) -> bool {
+        self.any || self.entries.iter().any(|e| !e.contains("://") && e == hostname)
+    }
+
+    fn allows_origin(&self, origin: &str, hostname: &str) -> bool {
+        self.any
+            || self
+                .entries
+                .iter()
+                .any(|e| if e.contains("://") { e == origin } else { e == hostname })
+    }
+}
+
+/// The host name of an authority (`host[:port]`, `[v6]:port`), lower-cased.
+fn hostname(authority: &str) -> String {
+    let a = authority.trim().to_ascii_lowercase();
+    if a.starts_with('[') {
+        return match a.find(']') {
+            Some(end) => a[..=end].to_owned(),
+            None => a,
+        };
+    }
+    match a.rsplit_once(':') {
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h.to_owned(),
+        _ => a,
+    }
+}
+
+/// Checks `Host` and `Origin`; `Err` carries the reason for the 403.
+pub(crate) fn check(headers: &HeaderMap, hosts: &AllowList, origins: &AllowList) -> Result<(), String> {
+    if !hosts.any {
+        let host = headers
+            .get(HOST)
+            .and_then(|h| h.to_str().ok())
+            .ok_or_else(|| "missing or unreadable Host header".to_owned())?;
+        if !hosts.allows_host(&hostname(host)) {
+            return Err(format!("Host {host:?} is not allowed"));
+        }
+    }
+    if let Some(origin) = headers.get(ORIGIN) {
+        let origin = origin
+            .to_str()
+            .map_err(|_| "unreadable Origin header".to_owned())?
+            .trim()
+            .to_ascii_lowercase();
+        let authority = origin.split_once("://").map(|(_, rest)| rest).unwrap_or("");
+        if authority.is_empty() || !origins.allows_origin(&origin, &hostname(authority)) {
+            return Err(format!("Origin {origin:?} is not allowed"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(HOST, HeaderValue::from_str(host).unwrap());
+        if let Some(o) = origin {
+            h.insert(ORIGIN, HeaderValue::from_str(o).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn localhost_defaults() {
+        let (h, o) = (AllowList::localhost(), AllowList::localhost());
+        assert!(check(&headers("localhost:3000", None), &h, &o).is_ok());
+        assert!(check(&headers("127.0.0.1:8080", Some("http://127.0.0.1:8080")), &h, &o).is_ok());
+        assert!(check(&headers("[::1]:9", Some("http://[::1]:9")), &h, &o).is_ok());
+        assert!(check(&headers("evil.example.com", Some("http://evil.example.com")), &h, &o).is_err());
+        assert!(check(&headers("localhost", Some("http://evil.example.com")), &h, &o).is_err());
+        assert!(check(&headers("localhost", Some("null")), &h, &o).is_err());
+        assert!(check(&HeaderMap::new(), &h, &o).is_err());
+    }
+
+    #[test]
+    fn configured_origins() {
+        let o = AllowList::from_entries(["https://app.example.com".to_owned(), "tools.example.org".to_owned()]);
+        let h = AllowList::any();
+        assert!(check(&headers("x", Some("https://app.example.com")), &h, &o).is_ok());
+        assert!(check(&headers("x", Some("http://app.example.com")), &h, &o).is_err());
+        assert!(check(&headers("x", Some("https://tools.example.org:444")), &h, &o).is_ok());
+        assert!(check(&headers("anything", None), &h, &o).is_ok());
+    }
+}

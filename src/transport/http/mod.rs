@@ -1,0 +1,147 @@
+//! Streamable HTTP: one POST endpoint, JSON or SSE replies, mirrored-header checks and
+//! DNS-rebinding protection, as an axum [`Router`] to serve alone or merge into an app.
+//!
+//! ```no_run
+//! use axum::{Router, routing::get};
+//! use stateless_mcp::{Server, StreamableHttp};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder().build()?;
+//! let app = Router::new()
+//!     .route("/health", get(|| async { "ok" }))
+//!     .merge(StreamableHttp::new(server).path("/mcp").into_router());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, app).await?;
+//! # Ok(()) }
+//! ```
+
+mod endpoint;
+mod guard;
+pub mod headers;
+mod negotiate;
+mod rejection;
+mod reply;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::any;
+
+pub use rejection::{
+    BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, NotAcceptable, PayloadTooLarge,
+    UnsupportedMediaType,
+};
+
+use crate::server::Server;
+use endpoint::Endpoint;
+use guard::AllowList;
+
+/// The default body limit: 4 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// Configures the Streamable HTTP endpoint for a [`Server`].
+///
+/// Defaults: path `/mcp`, body limit 4 MiB, `Host` and `Origin` restricted to localhost
+/// forms (`localhost`, `127.0.0.1`, `[::1]`, any port) — the safe choice for a local server;
+/// widen them for a deployed one. SSE keepalive comments every 15 s.
+#[must_use]
+#[derive(Clone)]
+pub struct StreamableHttp {
+    server: Server,
+    path: String,
+    body_limit: usize,
+    hosts: AllowList,
+    origins: AllowList,
+    keep_alive: Duration,
+}
+
+impl std::fmt::Debug for StreamableHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamableHttp")
+            .field("path", &self.path)
+            .field("body_limit", &self.body_limit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamableHttp {
+    /// The endpoint for `server`, with defaults.
+    pub fn new(server: Server) -> Self {
+        StreamableHttp {
+            server,
+            path: "/mcp".into(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            hosts: AllowList::localhost(),
+            origins: AllowList::localhost(),
+            keep_alive: Duration::from_secs(15),
+        }
+    }
+
+    /// The endpoint path (default `/mcp`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        let p = path.into();
+        self.path = if p.starts_with('/') { p } else { format!("/{p}") };
+        self
+    }
+
+    /// The largest accepted body in bytes (default 4 MiB); larger bodies get 413.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Accepted `Host` names (`*` for any). Entries are host names, any port.
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.hosts = AllowList::from_entries(hosts.into_iter().map(Into::into));
+        self
+    }
+
+    /// Accepted `Origin`s (`*` for any): full origins (`https://app.example.com`) or host
+    /// names (any scheme and port). Requests without `Origin` are always accepted.
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.origins = AllowList::from_entries(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// Accepts any `Host` (for servers behind a proxy that checks it, or bound publicly).
+    pub fn allow_any_host(mut self) -> Self {
+        self.hosts = AllowList::any();
+        self
+    }
+
+    /// Interval of SSE keepalive comments.
+    pub fn keep_alive(mut self, interval: Duration) -> Self {
+        self.keep_alive = interval;
+        self
+    }
+
+    /// The configured endpoint path.
+    pub fn endpoint_path(&self) -> &str {
+        &self.path
+    }
+
+    /// An axum router serving the endpoint; merge or nest it into an application.
+    pub fn into_router<S>(self) -> Router<S>
+    where
+        S: Clone + Send + Sync + 'static,
+    {
+        let path = self.path.clone();
+        let endpoint = Arc::new(Endpoint {
+            server: self.server,
+            body_limit: self.body_limit,
+            hosts: self.hosts,
+            origins: self.origins,
+            keep_alive: self.keep_alive,
+        });
+        Router::new().route(&path, any(endpoint::handle).with_state(endpoint))
+    }
+}

@@ -1,0 +1,120 @@
+//! Turning a dispatch [`Outcome`] into an HTTP response: 202, one JSON object, or an SSE
+//! stream scoped to the request when the handler sends notifications before its reply.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http::{HeaderValue, StatusCode, header};
+use tokio::sync::mpsc;
+
+use super::negotiate::Accepts;
+use crate::protocol::ErrorCode;
+use crate::server::{Outcome, Reply, Running};
+
+/// The response for an outcome.
+pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Duration) -> Response {
+    match outcome {
+        Outcome::Accepted => StatusCode::ACCEPTED.into_response(),
+        Outcome::Ready(reply) => json(reply),
+        Outcome::Running(Running { mut reply, mut events }) => {
+            if !accepts.sse {
+                // The client cannot take a stream: notifications are dropped, not queued.
+                drop(events);
+                return json(reply.await);
+            }
+            tokio::select! {
+                biased;
+                Some(first) = events.recv() => {
+                    sse(VecDeque::from([first]), Some(reply), events, keep_alive)
+                }
+                done = &mut reply => {
+                    let mut queued = VecDeque::new();
+                    while let Ok(ev) = events.try_recv() {
+                        queued.push_back(ev);
+                    }
+                    if queued.is_empty() {
+                        json(done)
+                    } else {
+                        queued.push_back(done.body);
+                        sse(queued, None, events, keep_alive)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One JSON response, with the status the error code calls for.
+pub(crate) fn json(reply: Reply) -> Response {
+    let status = reply
+        .error_code
+        .map(|c| ErrorCode::from_code(c).map_or(400, ErrorCode::http_status))
+        .and_then(|s| StatusCode::from_u16(s).ok())
+        .unwrap_or(StatusCode::OK);
+    (
+        status,
+        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        reply.body,
+    )
+        .into_response()
+}
+
+struct Stream {
+    pending: VecDeque<Bytes>,
+    reply: Option<BoxFuture<'static, Reply>>,
+    events: mpsc::Receiver<Bytes>,
+}
+
+fn event(bytes: Bytes) -> Event {
+    Event::default().event("message").data(String::from_utf8_lossy(&bytes))
+}
+
+/// An SSE response: queued messages, then the handler's notifications as they come, then
+/// the final response, which ends the stream. Dropping the stream drops (cancels) the handler.
+fn sse(
+    pending: VecDeque<Bytes>,
+    reply: Option<BoxFuture<'static, Reply>>,
+    events: mpsc::Receiver<Bytes>,
+    keep_alive: Duration,
+) -> Response {
+    let state = Stream {
+        pending,
+        reply,
+        events,
+    };
+    let stream = futures_util::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(next) = st.pending.pop_front() {
+                return Some((Ok::<_, Infallible>(event(next)), st));
+            }
+            let Stream { reply, events, pending } = &mut st;
+            let fut = reply.as_mut()?;
+            tokio::select! {
+                biased;
+                Some(ev) = events.recv() => pending.push_back(ev),
+                done = fut => {
+                    while let Ok(ev) = events.try_recv() {
+                        pending.push_back(ev);
+                    }
+                    pending.push_back(done.body);
+                    *reply = None;
+                }
+            }
+        }
+    });
+    let mut response = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(keep_alive))
+        .into_response();
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}

@@ -1,0 +1,3 @@
+//! Transports. Each reuses [`crate::server`] unchanged.
+
+pub mod http;
