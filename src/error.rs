@@ -66,7 +66,10 @@ impl Error {
 
     /// The request needs `required` from the client (`-32021`).
     pub fn missing_client_capability(required: &ClientCapabilities) -> Self {
-        let mut e = Self::new(ErrorKind::MissingClientCapability, "Missing required client capability");
+        let mut e = Self::new(
+            ErrorKind::MissingClientCapability,
+            "Missing required client capability",
+        );
         e.data = Some(serde_json::json!({ "requiredCapabilities": required }));
         e
     }

@@ -15,7 +15,11 @@ pub enum Fixtures {
 
 /// Settings of the `stateless-mcp` reference server.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "stateless-mcp", version, about = "A stateless MCP (2026-07-28) server over Streamable HTTP")]
+#[command(
+    name = "stateless-mcp",
+    version,
+    about = "A stateless MCP (2026-07-28) server over Streamable HTTP"
+)]
 #[non_exhaustive]
 pub struct Config {
     /// Address to listen on.

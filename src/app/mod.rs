@@ -10,14 +10,17 @@ use axum::serve::ListenerExt as _;
 
 pub use config::{Config, Fixtures};
 
-use crate::protocol::{CacheScope, CachePolicy, Implementation};
+use crate::protocol::{CachePolicy, CacheScope, Implementation};
 use crate::{Error, Server, StreamableHttp, fixtures};
 
 /// Builds the server the configuration describes.
 pub fn build_server(config: &Config) -> Result<Server, Error> {
     let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
     let mut builder = Server::builder()
-        .server_info(Implementation::new("stateless-mcp", env!("CARGO_PKG_VERSION")))
+        .server_info(Implementation::new(
+            "stateless-mcp",
+            env!("CARGO_PKG_VERSION"),
+        ))
         .page_size(usize::try_from(config.page_size).unwrap_or(usize::MAX))
         .list_cache(policy)
         .discover_cache(policy);

@@ -117,7 +117,11 @@ impl RequestContext {
             return;
         };
         {
-            let mut last = self.inner.last_progress.lock().unwrap_or_else(|p| p.into_inner());
+            let mut last = self
+                .inner
+                .last_progress
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             if last.is_some_and(|l| progress <= l) || !progress.is_finite() {
                 tracing::debug!(progress, "dropping non-increasing progress value");
                 return;
@@ -136,7 +140,8 @@ impl RequestContext {
             _ => return,
         }
         let params = LogMessageParams::new(level, logger.map(str::to_owned), data);
-        self.emit(&Notification::new(LOG_MESSAGE_METHOD, params)).await;
+        self.emit(&Notification::new(LOG_MESSAGE_METHOD, params))
+            .await;
     }
 
     async fn emit<T: Serialize>(&self, message: &T) {

@@ -63,7 +63,10 @@ pub(crate) fn header_params(schema: &JsonObject) -> Result<Vec<HeaderParam>, Str
     let mut seen = std::collections::HashSet::new();
     for p in &out {
         if !seen.insert(p.lower.clone()) {
-            return Err(format!("x-mcp-header {:?} is used twice (names compare case-insensitively)", p.name));
+            return Err(format!(
+                "x-mcp-header {:?} is used twice (names compare case-insensitively)",
+                p.name
+            ));
         }
     }
     Ok(out)
@@ -76,7 +79,11 @@ fn walk(
     out: &mut Vec<HeaderParam>,
 ) -> Result<(), String> {
     if let Some(v) = node.get(KEYWORD) {
-        let at = if path.is_empty() { "/".to_owned() } else { format!("/{}", path.join("/")) };
+        let at = if path.is_empty() {
+            "/".to_owned()
+        } else {
+            format!("/{}", path.join("/"))
+        };
         if !reachable || path.is_empty() {
             return Err(format!(
                 "x-mcp-header at {at} must be on a property reached from the root through `properties` alone"
@@ -86,7 +93,9 @@ fn walk(
             .as_str()
             .ok_or_else(|| format!("x-mcp-header at {at} must be a string"))?;
         if name.is_empty() || !name.chars().all(is_tchar) {
-            return Err(format!("x-mcp-header {name:?} at {at} must be a non-empty HTTP token"));
+            return Err(format!(
+                "x-mcp-header {name:?} at {at} must be a non-empty HTTP token"
+            ));
         }
         let kind = match node.get("type").and_then(Value::as_str) {
             Some("string") => ParamKind::String,
@@ -116,7 +125,12 @@ fn walk(
     }
     for key in NESTED {
         match node.get(*key) {
-            Some(Value::Object(o)) if matches!(*key, "$defs" | "definitions" | "patternProperties" | "dependentSchemas") => {
+            Some(Value::Object(o))
+                if matches!(
+                    *key,
+                    "$defs" | "definitions" | "patternProperties" | "dependentSchemas"
+                ) =>
+            {
                 for child in o.values().filter_map(Value::as_object) {
                     walk(child, false, path, out)?;
                 }
@@ -150,7 +164,10 @@ mod tests {
         }}))
         .unwrap();
         assert_eq!(p.len(), 2);
-        assert_eq!(p.iter().find(|p| p.name == "N").unwrap().path, vec!["opts", "n"]);
+        assert_eq!(
+            p.iter().find(|p| p.name == "N").unwrap().path,
+            vec!["opts", "n"]
+        );
     }
 
     #[test]

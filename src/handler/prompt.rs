@@ -49,7 +49,9 @@ pub struct PromptDef {
 
 impl fmt::Debug for PromptDef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PromptDef").field("prompt", &self.prompt).finish_non_exhaustive()
+        f.debug_struct("PromptDef")
+            .field("prompt", &self.prompt)
+            .finish_non_exhaustive()
     }
 }
 
@@ -82,7 +84,10 @@ impl PromptDef {
 
     /// Adds an argument.
     pub fn argument(mut self, argument: PromptArgument) -> Self {
-        self.prompt.arguments.get_or_insert_with(Vec::new).push(argument);
+        self.prompt
+            .arguments
+            .get_or_insert_with(Vec::new)
+            .push(argument);
         self
     }
 

@@ -62,7 +62,9 @@ pub(crate) struct Definitions {
 /// Tool names: 1 to 128 characters of `[A-Za-z0-9_.-]`.
 fn check_tool_name(name: &str) -> Result<(), Error> {
     let ok = (1..=128).contains(&name.len())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
     if ok {
         Ok(())
     } else {
@@ -94,9 +96,9 @@ impl Registry {
         for def in defs.tools {
             let name = def.tool.name.clone();
             check_tool_name(&name)?;
-            let handler = def
-                .handler
-                .ok_or_else(|| Error::invalid_definition(format!("tool {name:?} has no handler")))?;
+            let handler = def.handler.ok_or_else(|| {
+                Error::invalid_definition(format!("tool {name:?} has no handler"))
+            })?;
             if def.tool.input_schema.get("type") != Some(&Value::from("object")) {
                 return Err(Error::invalid_definition(format!(
                     "tool {name:?}: inputSchema must have \"type\": \"object\" at its root"
@@ -104,17 +106,21 @@ impl Registry {
             }
             let header_params = header_params(&def.tool.input_schema)
                 .map_err(|e| Error::invalid_definition(format!("tool {name:?}: {e}")))?;
-            let validator =
-                jsonschema::validator_for(&Value::Object(def.tool.input_schema.clone())).map_err(
-                    |e| Error::invalid_definition(format!("tool {name:?}: invalid inputSchema: {e}")),
-                )?;
+            let validator = jsonschema::validator_for(&Value::Object(
+                def.tool.input_schema.clone(),
+            ))
+            .map_err(|e| {
+                Error::invalid_definition(format!("tool {name:?}: invalid inputSchema: {e}"))
+            })?;
             if let Some(out) = &def.tool.output_schema {
                 jsonschema::validator_for(&Value::Object(out.clone())).map_err(|e| {
                     Error::invalid_definition(format!("tool {name:?}: invalid outputSchema: {e}"))
                 })?;
             }
             if r.tool_index.insert(name.clone(), r.tools.len()).is_some() {
-                return Err(Error::invalid_definition(format!("duplicate tool name {name:?}")));
+                return Err(Error::invalid_definition(format!(
+                    "duplicate tool name {name:?}"
+                )));
             }
             r.tools.push(RegisteredTool {
                 tool: def.tool,
@@ -126,24 +132,30 @@ impl Registry {
         for def in defs.resources {
             let uri = def.resource.uri.clone();
             if !has_scheme(&uri) {
-                return Err(Error::invalid_definition(format!("resource URI {uri:?} has no scheme")));
+                return Err(Error::invalid_definition(format!(
+                    "resource URI {uri:?} has no scheme"
+                )));
             }
-            let handler = def
-                .handler
-                .ok_or_else(|| Error::invalid_definition(format!("resource {uri:?} has no handler")))?;
+            let handler = def.handler.ok_or_else(|| {
+                Error::invalid_definition(format!("resource {uri:?} has no handler"))
+            })?;
             let entry = RegisteredResource {
                 cache: def.cache,
                 handler,
             };
             if r.resource_handlers.insert(uri.clone(), entry).is_some() {
-                return Err(Error::invalid_definition(format!("duplicate resource URI {uri:?}")));
+                return Err(Error::invalid_definition(format!(
+                    "duplicate resource URI {uri:?}"
+                )));
             }
             r.resources.push(def.resource);
         }
         for def in defs.templates {
             let text = def.template.uri_template.clone();
             if r.templates.iter().any(|t| t.uri_template == text) {
-                return Err(Error::invalid_definition(format!("duplicate resource template {text:?}")));
+                return Err(Error::invalid_definition(format!(
+                    "duplicate resource template {text:?}"
+                )));
             }
             let matcher = UriTemplate::parse(&text).map_err(Error::invalid_definition)?;
             let handler = def.handler.ok_or_else(|| {
@@ -161,11 +173,16 @@ impl Registry {
             if name.is_empty() {
                 return Err(Error::invalid_definition("a prompt name must not be empty"));
             }
-            let handler = def
-                .handler
-                .ok_or_else(|| Error::invalid_definition(format!("prompt {name:?} has no handler")))?;
-            if r.prompt_index.insert(name.clone(), r.prompts.len()).is_some() {
-                return Err(Error::invalid_definition(format!("duplicate prompt name {name:?}")));
+            let handler = def.handler.ok_or_else(|| {
+                Error::invalid_definition(format!("prompt {name:?} has no handler"))
+            })?;
+            if r.prompt_index
+                .insert(name.clone(), r.prompts.len())
+                .is_some()
+            {
+                return Err(Error::invalid_definition(format!(
+                    "duplicate prompt name {name:?}"
+                )));
             }
             r.prompts.push(RegisteredPrompt {
                 prompt: def.prompt,
@@ -189,7 +206,11 @@ impl Registry {
     pub(crate) fn resource_reader(
         &self,
         uri: &str,
-    ) -> Option<(Arc<dyn ResourceHandler>, Option<CachePolicy>, super::TemplateVars)> {
+    ) -> Option<(
+        Arc<dyn ResourceHandler>,
+        Option<CachePolicy>,
+        super::TemplateVars,
+    )> {
         if let Some(r) = self.resource_handlers.get(uri) {
             return Some((r.handler.clone(), r.cache, Default::default()));
         }
@@ -202,7 +223,8 @@ impl Registry {
 
     /// Whether `uri` is a registered resource URI or template text (completion references).
     pub(crate) fn knows_resource_reference(&self, uri: &str) -> bool {
-        self.resource_handlers.contains_key(uri) || self.templates.iter().any(|t| t.uri_template == uri)
+        self.resource_handlers.contains_key(uri)
+            || self.templates.iter().any(|t| t.uri_template == uri)
     }
 
     /// Whether any resource or template is registered.

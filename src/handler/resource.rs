@@ -71,7 +71,9 @@ pub struct ResourceDef {
 
 impl fmt::Debug for ResourceDef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceDef").field("resource", &self.resource).finish_non_exhaustive()
+        f.debug_struct("ResourceDef")
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
     }
 }
 
@@ -143,7 +145,9 @@ pub struct ResourceTemplateDef {
 
 impl fmt::Debug for ResourceTemplateDef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceTemplateDef").field("template", &self.template).finish_non_exhaustive()
+        f.debug_struct("ResourceTemplateDef")
+            .field("template", &self.template)
+            .finish_non_exhaustive()
     }
 }
 

@@ -155,7 +155,9 @@ where
                 let fut = (self.0)(ctx, args);
                 Box::pin(async move { fut.await.map(IntoCallToolResult::into_call_tool_result) })
             }
-            Err(e) => Box::pin(async move { Err(ToolError::new(format!("Invalid arguments: {e}"))) }),
+            Err(e) => {
+                Box::pin(async move { Err(ToolError::new(format!("Invalid arguments: {e}"))) })
+            }
         }
     }
 }
@@ -185,7 +187,9 @@ where
                     Ok(CallToolResult::structured(value))
                 })
             }
-            Err(e) => Box::pin(async move { Err(ToolError::new(format!("Invalid arguments: {e}"))) }),
+            Err(e) => {
+                Box::pin(async move { Err(ToolError::new(format!("Invalid arguments: {e}"))) })
+            }
         }
     }
 }
@@ -221,7 +225,9 @@ pub struct ToolDef {
 
 impl fmt::Debug for ToolDef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolDef").field("tool", &self.tool).finish_non_exhaustive()
+        f.debug_struct("ToolDef")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
     }
 }
 
@@ -352,7 +358,9 @@ mod tests {
         let r = ToolError::from(Io).into_outcome().unwrap();
         assert!(r.is_error());
         assert_eq!(r.content[0].as_text(), Some("disk full"));
-        let e = ToolError::from(Error::invalid_params("bad")).into_outcome().unwrap_err();
+        let e = ToolError::from(Error::invalid_params("bad"))
+            .into_outcome()
+            .unwrap_err();
         assert_eq!(e.to_wire().code, -32602);
     }
 }

@@ -44,12 +44,23 @@ impl UriTemplate {
             };
             let names: Vec<String> = list
                 .split(',')
-                .map(|v| v.trim_end_matches('*').split(':').next().unwrap_or("").to_owned())
+                .map(|v| {
+                    v.trim_end_matches('*')
+                        .split(':')
+                        .next()
+                        .unwrap_or("")
+                        .to_owned()
+                })
                 .collect();
             if names.iter().any(|n| {
-                n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                n.is_empty()
+                    || !n
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
             }) {
-                return Err(format!("invalid variable in expression {{{expr}}} of {template:?}"));
+                return Err(format!(
+                    "invalid variable in expression {{{expr}}} of {template:?}"
+                ));
             }
             match op {
                 Some('?') | Some('&') => {
@@ -68,12 +79,17 @@ impl UriTemplate {
                         _ => unreachable!("operators are matched above"),
                     };
                     for (i, name) in names.iter().enumerate() {
-                        let sep = if i == 0 { prefix.to_owned() } else { match op {
-                            None | Some('+') | Some('#') => ",".to_owned(),
-                            _ => prefix.to_owned(),
-                        }};
+                        let sep = if i == 0 {
+                            prefix.to_owned()
+                        } else {
+                            match op {
+                                None | Some('+') | Some('#') => ",".to_owned(),
+                                _ => prefix.to_owned(),
+                            }
+                        };
                         if op == Some(';') {
-                            pattern.push_str(&format!("(?:{sep}{}=?({class}))?", regex::escape(name)));
+                            pattern
+                                .push_str(&format!("(?:{sep}{}=?({class}))?", regex::escape(name)));
                         } else if op.is_some() && op != Some('+') {
                             pattern.push_str(&format!("(?:{sep}({class}))?"));
                         } else {
@@ -144,13 +160,20 @@ mod tests {
         let v = m("test://template/{id}/data", "test://template/123/data").unwrap();
         assert_eq!(v["id"], "123");
         assert!(m("test://template/{id}/data", "test://template/1/2/data").is_none());
-        assert_eq!(m("file:///{+path}", "file:///a/b%20c.txt").unwrap()["path"], "a/b c.txt");
+        assert_eq!(
+            m("file:///{+path}", "file:///a/b%20c.txt").unwrap()["path"],
+            "a/b c.txt"
+        );
         assert_eq!(m("users/{a},{b}", "users/x,y").unwrap()["b"], "y");
     }
 
     #[test]
     fn path_and_query_operators() {
-        let v = m("db://{table}{/id}{?fields,limit}", "db://users/7?limit=5&fields=a").unwrap();
+        let v = m(
+            "db://{table}{/id}{?fields,limit}",
+            "db://users/7?limit=5&fields=a",
+        )
+        .unwrap();
         assert_eq!(v["table"], "users");
         assert_eq!(v["id"], "7");
         assert_eq!(v["limit"], "5");

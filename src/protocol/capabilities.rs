@@ -159,7 +159,11 @@ pub struct Implementation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Home page.
-    #[serde(default, rename = "websiteUrl", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "websiteUrl",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub website_url: Option<String>,
     /// Icons.
     #[serde(default, skip_serializing_if = "Option::is_none")]

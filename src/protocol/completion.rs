@@ -80,7 +80,11 @@ pub struct CompleteResult {
     /// The values.
     pub completion: Completion,
     /// Result metadata.
-    #[serde(default, rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        default,
+        rename = "_meta",
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 

@@ -26,7 +26,11 @@ pub struct Annotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<f64>,
     /// ISO 8601 time of last modification.
-    #[serde(default, rename = "lastModified", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "lastModified",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub last_modified: Option<String>,
 }
 
@@ -207,7 +211,10 @@ impl ContentBlock {
 
     /// An image block from raw bytes (base64-encoded here).
     pub fn image(bytes: &[u8], mime_type: impl Into<String>) -> Self {
-        Self::image_base64(base64::engine::general_purpose::STANDARD.encode(bytes), mime_type)
+        Self::image_base64(
+            base64::engine::general_purpose::STANDARD.encode(bytes),
+            mime_type,
+        )
     }
 
     /// An image block from already base64-encoded data.
@@ -222,7 +229,10 @@ impl ContentBlock {
 
     /// An audio block from raw bytes (base64-encoded here).
     pub fn audio(bytes: &[u8], mime_type: impl Into<String>) -> Self {
-        Self::audio_base64(base64::engine::general_purpose::STANDARD.encode(bytes), mime_type)
+        Self::audio_base64(
+            base64::engine::general_purpose::STANDARD.encode(bytes),
+            mime_type,
+        )
     }
 
     /// An audio block from already base64-encoded data.

@@ -23,7 +23,11 @@ pub struct DiscoverResult {
     #[serde(flatten)]
     pub cache: CachePolicy,
     /// Result metadata.
-    #[serde(default, rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        default,
+        rename = "_meta",
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 

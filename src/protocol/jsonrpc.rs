@@ -55,7 +55,9 @@ impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match IdField::deserialize(d)? {
             IdField::Valid(id) => Ok(id),
-            _ => Err(de::Error::custom("a request id must be a string or an integer")),
+            _ => Err(de::Error::custom(
+                "a request id must be a string or an integer",
+            )),
         }
     }
 }
@@ -224,7 +226,9 @@ mod tests {
     use super::*;
 
     fn id_of(json: &str) -> IdField {
-        serde_json::from_str::<IncomingMessage<'_>>(json).unwrap().id
+        serde_json::from_str::<IncomingMessage<'_>>(json)
+            .unwrap()
+            .id
     }
 
     #[test]

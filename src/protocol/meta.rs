@@ -120,7 +120,9 @@ impl RequestMeta {
         let wire: Wire = serde_json::from_str(raw.get())
             .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
         let protocol_version = wire.protocol_version.ok_or_else(|| {
-            ErrorObject::invalid_params(format!("Missing required _meta field {PROTOCOL_VERSION_KEY}"))
+            ErrorObject::invalid_params(format!(
+                "Missing required _meta field {PROTOCOL_VERSION_KEY}"
+            ))
         })?;
         let client_capabilities = wire.client_capabilities.ok_or_else(|| {
             ErrorObject::invalid_params(format!(

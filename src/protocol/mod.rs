@@ -39,7 +39,9 @@ pub use error::{ErrorCode, ErrorObject};
 pub use jsonrpc::{
     ErrorResponse, IdField, IncomingMessage, JSONRPC_VERSION, Notification, RequestId, ResponseRef,
 };
-pub use lists::{ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult};
+pub use lists::{
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+};
 pub use meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, ProgressToken,
     RequestMeta, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY,

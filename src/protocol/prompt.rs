@@ -112,7 +112,11 @@ pub struct GetPromptResult {
     /// The messages.
     pub messages: Vec<PromptMessage>,
     /// Result metadata.
-    #[serde(default, rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        default,
+        rename = "_meta",
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 

@@ -111,7 +111,11 @@ pub struct ReadResourceResult {
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CachePolicy>,
     /// Result metadata.
-    #[serde(default, rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        default,
+        rename = "_meta",
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 

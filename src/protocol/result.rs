@@ -117,4 +117,3 @@ pub trait StampResult {
     /// Gives access to the result's `_meta`.
     fn meta_mut(&mut self) -> &mut ResultMeta;
 }
-

@@ -23,7 +23,11 @@ pub struct Tool {
     #[serde(rename = "inputSchema")]
     pub input_schema: JsonObject,
     /// JSON Schema of `structuredContent`.
-    #[serde(default, rename = "outputSchema", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "outputSchema",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_schema: Option<JsonObject>,
     /// Behaviour hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,16 +64,32 @@ pub struct ToolAnnotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The tool does not modify its environment.
-    #[serde(default, rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "readOnlyHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub read_only_hint: Option<bool>,
     /// The tool may perform destructive updates.
-    #[serde(default, rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "destructiveHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub destructive_hint: Option<bool>,
     /// Calling it twice with the same arguments has no further effect.
-    #[serde(default, rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "idempotentHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub idempotent_hint: Option<bool>,
     /// The tool talks to an open world of external entities.
-    #[serde(default, rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "openWorldHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub open_world_hint: Option<bool>,
 }
 
@@ -82,13 +102,21 @@ pub struct CallToolResult {
     /// Unstructured content.
     pub content: Vec<ContentBlock>,
     /// Structured result (any JSON value); must match `outputSchema` when one is set.
-    #[serde(default, rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "structuredContent",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub structured_content: Option<Value>,
     /// `true` when the tool itself failed (the model can see and correct it).
     #[serde(default, rename = "isError", skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
     /// Result metadata.
-    #[serde(default, rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        default,
+        rename = "_meta",
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 

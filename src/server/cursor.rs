@@ -45,7 +45,11 @@ mod tests {
         let c = encode(&fp, 2);
         assert_eq!(decode(&c, &fp, 3), Some(2));
         assert_eq!(decode(&c, &fp, 2), None, "past the end");
-        assert_eq!(decode(&c, &fingerprint("prompts", b"[1,2,3]"), 3), None, "other list");
+        assert_eq!(
+            decode(&c, &fingerprint("prompts", b"[1,2,3]"), 3),
+            None,
+            "other list"
+        );
         assert_eq!(decode("", &fp, 3), None);
         assert_eq!(decode("!!!", &fp, 3), None);
         assert_eq!(decode(&encode(&fp, 0), &fp, 3), None);

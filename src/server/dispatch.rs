@@ -20,9 +20,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::Server;
 use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Reply, Running};
-use super::Server;
 use crate::Error;
 use crate::handler::{PromptDef, RequestContext};
 use crate::protocol::methods::{self, *};
@@ -66,19 +66,25 @@ fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObject> {
             Ok(_) if first == Some(b'[') => Err(ErrorObject::invalid_request(
                 "Batch requests are not supported: send one JSON-RPC message per request",
             )),
-            Ok(_) => Err(ErrorObject::invalid_request("A JSON-RPC message must be a JSON object")),
+            Ok(_) => Err(ErrorObject::invalid_request(
+                "A JSON-RPC message must be a JSON object",
+            )),
         };
     }
     serde_json::from_slice(body).map_err(|e| classify_unparsable(&e))
 }
 
 fn string_field<'a>(raw: Option<&'a RawValue>, field: &str) -> Result<Cow<'a, str>, ErrorObject> {
-    let raw = raw.ok_or_else(|| ErrorObject::invalid_params(format!("Missing required params.{field}")))?;
+    let raw =
+        raw.ok_or_else(|| ErrorObject::invalid_params(format!("Missing required params.{field}")))?;
     serde_json::from_str::<Cow<'a, str>>(raw.get())
         .map_err(|_| ErrorObject::invalid_params(format!("params.{field} must be a string")))
 }
 
-fn optional_string<'a>(raw: Option<&'a RawValue>, field: &str) -> Result<Option<Cow<'a, str>>, ErrorObject> {
+fn optional_string<'a>(
+    raw: Option<&'a RawValue>,
+    field: &str,
+) -> Result<Option<Cow<'a, str>>, ErrorObject> {
     raw.map(|r| string_field(Some(r), field)).transpose()
 }
 
@@ -111,14 +117,22 @@ impl Server {
     /// `mirror` carries the values of the transport's mirrored headers (`None` for a
     /// transport without headers, e.g. stdio); `extensions` reach handlers through
     /// [`RequestContext::extensions`].
-    pub fn handle(&self, body: &[u8], mirror: Option<&MirroredHeaders>, extensions: Extensions) -> Outcome {
+    pub fn handle(
+        &self,
+        body: &[u8],
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+    ) -> Outcome {
         let msg = match parse_message(body) {
             Ok(m) => m,
             Err(e) => return Outcome::error(None, e),
         };
         let echo = msg.id.echo();
         if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
-            return Outcome::error(echo, ErrorObject::invalid_request("jsonrpc must be \"2.0\""));
+            return Outcome::error(
+                echo,
+                ErrorObject::invalid_request("jsonrpc must be \"2.0\""),
+            );
         }
         let Some(method_raw) = msg.method else {
             let why = if msg.result.is_some() || msg.error.is_some() {
@@ -129,12 +143,18 @@ impl Server {
             return Outcome::error(echo, ErrorObject::invalid_request(why));
         };
         let Ok(method) = serde_json::from_str::<Cow<'_, str>>(method_raw.get()) else {
-            return Outcome::error(echo, ErrorObject::invalid_request("method must be a string"));
+            return Outcome::error(
+                echo,
+                ErrorObject::invalid_request("method must be a string"),
+            );
         };
         let id = match msg.id {
             IdField::Absent => return Outcome::Accepted,
             IdField::Null => {
-                return Outcome::error(None, ErrorObject::invalid_request("A request id must not be null"));
+                return Outcome::error(
+                    None,
+                    ErrorObject::invalid_request("A request id must not be null"),
+                );
             }
             IdField::Invalid => {
                 return Outcome::error(
@@ -171,7 +191,10 @@ impl Server {
         if let Some(m) = mirror {
             m.check_protocol_version(&meta.protocol_version)?;
         }
-        if !inner.supported_versions.contains(&meta.protocol_version.as_str()) {
+        if !inner
+            .supported_versions
+            .contains(&meta.protocol_version.as_str())
+        {
             return Err(ErrorObject::unsupported_protocol_version(
                 &inner.supported_versions,
                 &meta.protocol_version,
@@ -191,19 +214,39 @@ impl Server {
             DISCOVER => ready(&inner.discover),
             TOOLS_LIST => {
                 self.gate(!reg.tools.is_empty(), method, "tools")?;
-                ready(inner.lists.tools.page(optional_string(view.cursor, "cursor")?.as_deref())?)
+                ready(
+                    inner
+                        .lists
+                        .tools
+                        .page(optional_string(view.cursor, "cursor")?.as_deref())?,
+                )
             }
             RESOURCES_LIST => {
                 self.gate(reg.has_resources(), method, "resources")?;
-                ready(inner.lists.resources.page(optional_string(view.cursor, "cursor")?.as_deref())?)
+                ready(
+                    inner
+                        .lists
+                        .resources
+                        .page(optional_string(view.cursor, "cursor")?.as_deref())?,
+                )
             }
             RESOURCE_TEMPLATES_LIST => {
                 self.gate(reg.has_resources(), method, "resources")?;
-                ready(inner.lists.templates.page(optional_string(view.cursor, "cursor")?.as_deref())?)
+                ready(
+                    inner
+                        .lists
+                        .templates
+                        .page(optional_string(view.cursor, "cursor")?.as_deref())?,
+                )
             }
             PROMPTS_LIST => {
                 self.gate(!reg.prompts.is_empty(), method, "prompts")?;
-                ready(inner.lists.prompts.page(optional_string(view.cursor, "cursor")?.as_deref())?)
+                ready(
+                    inner
+                        .lists
+                        .prompts
+                        .page(optional_string(view.cursor, "cursor")?.as_deref())?,
+                )
             }
             TOOLS_CALL => {
                 self.gate(!reg.tools.is_empty(), method, "tools")?;
@@ -230,7 +273,11 @@ impl Server {
     }
 
     fn gate(&self, advertised: bool, method: &str, capability: &str) -> Result<(), ErrorObject> {
-        if advertised { Ok(()) } else { Err(not_advertised(method, capability)) }
+        if advertised {
+            Ok(())
+        } else {
+            Err(not_advertised(method, capability))
+        }
     }
 
     fn call_tool(
@@ -243,14 +290,21 @@ impl Server {
     ) -> Result<Outcome, ErrorObject> {
         let name = string_field(view.name, "name")?;
         let tool = self.inner.registry.tool(&name).ok_or_else(|| {
-            ErrorObject::invalid_params_with(format!("Unknown tool: {name}"), json!({ "name": name }))
+            ErrorObject::invalid_params_with(
+                format!("Unknown tool: {name}"),
+                json!({ "name": name }),
+            )
         })?;
         let arguments = match view.arguments {
             None => Value::Object(JsonObject::new()),
             Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
                 Ok(Value::Null) => Value::Object(JsonObject::new()),
                 Ok(v @ Value::Object(_)) => v,
-                _ => return Err(ErrorObject::invalid_params("params.arguments must be an object")),
+                _ => {
+                    return Err(ErrorObject::invalid_params(
+                        "params.arguments must be an object",
+                    ));
+                }
             },
         };
         if let Some(m) = mirror {
@@ -262,7 +316,11 @@ impl Server {
             .take(MAX_REPORTED_ARGUMENT_ERRORS)
             .map(|e| {
                 let at = e.instance_path().to_string();
-                if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
             })
             .collect();
         if !problems.is_empty() {
@@ -274,12 +332,18 @@ impl Server {
             return Ok(Outcome::Ready(Reply::result(id, &result)));
         }
         let handler = tool.handler.clone();
-        Ok(self.run(id.clone(), TOOLS_CALL, meta, extensions, move |ctx| async move {
-            match handler.call(ctx, arguments).await {
-                Ok(r) => Ok(r),
-                Err(e) => e.into_outcome(),
-            }
-        }))
+        Ok(self.run(
+            id.clone(),
+            TOOLS_CALL,
+            meta,
+            extensions,
+            move |ctx| async move {
+                match handler.call(ctx, arguments).await {
+                    Ok(r) => Ok(r),
+                    Err(e) => e.into_outcome(),
+                }
+            },
+        ))
     }
 
     fn read_resource(
@@ -302,11 +366,17 @@ impl Server {
             .resource_reader(&uri)
             .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
         let policy = cache.unwrap_or(self.inner.read_cache);
-        Ok(self.run(id.clone(), RESOURCES_READ, meta, extensions, move |ctx| async move {
-            let mut result = handler.read(ctx, uri, vars).await?;
-            result.cache.get_or_insert(policy);
-            Ok(result)
-        }))
+        Ok(self.run(
+            id.clone(),
+            RESOURCES_READ,
+            meta,
+            extensions,
+            move |ctx| async move {
+                let mut result = handler.read(ctx, uri, vars).await?;
+                result.cache.get_or_insert(policy);
+                Ok(result)
+            },
+        ))
     }
 
     fn get_prompt(
@@ -324,11 +394,16 @@ impl Server {
         }
         let name = string_field(view.name, "name")?;
         let prompt = self.inner.registry.prompt(&name).ok_or_else(|| {
-            ErrorObject::invalid_params_with(format!("Unknown prompt: {name}"), json!({ "name": name }))
+            ErrorObject::invalid_params_with(
+                format!("Unknown prompt: {name}"),
+                json!({ "name": name }),
+            )
         })?;
         let arguments = match params {
             Some(p) if view.arguments.is_some() => serde_json::from_str::<Args>(p.get())
-                .map_err(|_| ErrorObject::invalid_params("params.arguments must map names to strings"))?
+                .map_err(|_| {
+                    ErrorObject::invalid_params("params.arguments must map names to strings")
+                })?
                 .arguments
                 .unwrap_or_default(),
             _ => BTreeMap::new(),
@@ -338,12 +413,19 @@ impl Server {
             .collect();
         if !missing.is_empty() {
             return Err(ErrorObject::invalid_params_with(
-                format!("Missing required argument(s) for prompt {name}: {}", missing.join(", ")),
+                format!(
+                    "Missing required argument(s) for prompt {name}: {}",
+                    missing.join(", ")
+                ),
                 json!({ "missing": missing }),
             ));
         }
         let handler = prompt.handler.clone();
-        Ok(self.run(id.clone(), PROMPTS_GET, meta, extensions, move |ctx| handler.get(ctx, arguments)))
+        Ok(
+            self.run(id.clone(), PROMPTS_GET, meta, extensions, move |ctx| {
+                handler.get(ctx, arguments)
+            }),
+        )
     }
 
     fn complete(
@@ -362,16 +444,24 @@ impl Server {
             CompletionReference::Resource { uri } => reg.knows_resource_reference(uri),
         };
         if !known {
-            return Err(ErrorObject::invalid_params("Invalid completion reference: nothing by that name"));
+            return Err(ErrorObject::invalid_params(
+                "Invalid completion reference: nothing by that name",
+            ));
         }
         let Some(handler) = reg.completion.clone() else {
             return Err(not_advertised(COMPLETION_COMPLETE, "completions"));
         };
-        Ok(self.run(id.clone(), COMPLETION_COMPLETE, meta, extensions, move |ctx| async move {
-            let mut result = handler.complete(ctx, request).await?;
-            result.enforce_limit();
-            Ok(result)
-        }))
+        Ok(self.run(
+            id.clone(),
+            COMPLETION_COMPLETE,
+            meta,
+            extensions,
+            move |ctx| async move {
+                let mut result = handler.complete(ctx, request).await?;
+                result.enforce_limit();
+                Ok(result)
+            },
+        ))
     }
 
     /// Runs a handler: its context, cancellation on drop, panic isolation, `serverInfo`
@@ -391,11 +481,20 @@ impl Server {
     {
         let (tx, events) = mpsc::channel(self.inner.event_buffer);
         let token = CancellationToken::new();
-        let ctx = RequestContext::new(id.clone(), method, meta, extensions, token.clone(), Some(tx));
+        let ctx = RequestContext::new(
+            id.clone(),
+            method,
+            meta,
+            extensions,
+            token.clone(),
+            Some(tx),
+        );
         let server_info = self.inner.server_info.clone();
         let reply = async move {
             let _cancel_on_drop = token.drop_guard();
-            let outcome = AssertUnwindSafe(async move { make(ctx).await }).catch_unwind().await;
+            let outcome = AssertUnwindSafe(async move { make(ctx).await })
+                .catch_unwind()
+                .await;
             match outcome {
                 Ok(Ok(mut result)) => {
                     result.meta_mut().server_info = Some(server_info);

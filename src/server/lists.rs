@@ -92,12 +92,20 @@ impl Lists {
             tools: PagedList::build("tools", &tools, page_size, meta, |items, next| {
                 ListToolsResult::new(items, next, cache)
             }),
-            resources: PagedList::build("resources", &registry.resources, page_size, meta, |items, next| {
-                ListResourcesResult::new(items, next, cache)
-            }),
-            templates: PagedList::build("templates", &registry.templates, page_size, meta, |items, next| {
-                ListResourceTemplatesResult::new(items, next, cache)
-            }),
+            resources: PagedList::build(
+                "resources",
+                &registry.resources,
+                page_size,
+                meta,
+                |items, next| ListResourcesResult::new(items, next, cache),
+            ),
+            templates: PagedList::build(
+                "templates",
+                &registry.templates,
+                page_size,
+                meta,
+                |items, next| ListResourceTemplatesResult::new(items, next, cache),
+            ),
             prompts: PagedList::build("prompts", &prompts, page_size, meta, |items, next| {
                 ListPromptsResult::new(items, next, cache)
             }),

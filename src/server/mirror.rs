@@ -39,12 +39,15 @@ fn get<'a>(m: &'a Mirrored, header: &str) -> Result<Option<&'a str>, ErrorObject
     match m {
         Mirrored::Absent => Ok(None),
         Mirrored::Value(v) => Ok(Some(v)),
-        Mirrored::Invalid(why) => Err(ErrorObject::header_mismatch(format!("Invalid {header} header: {why}"))),
+        Mirrored::Invalid(why) => Err(ErrorObject::header_mismatch(format!(
+            "Invalid {header} header: {why}"
+        ))),
     }
 }
 
 fn required<'a>(m: &'a Mirrored, header: &str) -> Result<&'a str, ErrorObject> {
-    get(m, header)?.ok_or_else(|| ErrorObject::header_mismatch(format!("Missing required {header} header")))
+    get(m, header)?
+        .ok_or_else(|| ErrorObject::header_mismatch(format!("Missing required {header} header")))
 }
 
 impl MirroredHeaders {
@@ -82,7 +85,11 @@ impl MirroredHeaders {
     }
 
     /// Each of the tool's `x-mcp-header` parameters agrees with the arguments.
-    pub(crate) fn check_params(&self, params: &[HeaderParam], arguments: &Value) -> Result<(), ErrorObject> {
+    pub(crate) fn check_params(
+        &self,
+        params: &[HeaderParam],
+        arguments: &Value,
+    ) -> Result<(), ErrorObject> {
         for p in params {
             let header = format!("Mcp-Param-{}", p.name);
             let sent = match self.params.iter().find(|(n, _)| *n == p.lower) {
@@ -97,7 +104,9 @@ impl MirroredHeaders {
             match (body, sent) {
                 (None, None) => {}
                 (Some(_), None) => {
-                    return Err(ErrorObject::header_mismatch(format!("Missing required {header} header")));
+                    return Err(ErrorObject::header_mismatch(format!(
+                        "Missing required {header} header"
+                    )));
                 }
                 (None, Some(_)) => {
                     return Err(ErrorObject::header_mismatch(format!(
@@ -146,17 +155,32 @@ mod tests {
 
     #[test]
     fn params_compare_by_type() {
-        let p = [param("Region", &["region"], ParamKind::String), param("N", &["n"], ParamKind::Integer)];
+        let p = [
+            param("Region", &["region"], ParamKind::String),
+            param("N", &["n"], ParamKind::Integer),
+        ];
         let mut h = MirroredHeaders::default();
-        h.params.push(("region".into(), Mirrored::Value("eu".into())));
+        h.params
+            .push(("region".into(), Mirrored::Value("eu".into())));
         h.params.push(("n".into(), Mirrored::Value("42.0".into())));
         assert!(h.check_params(&p, &json!({"region":"eu","n":42})).is_ok());
         assert!(h.check_params(&p, &json!({"region":"us","n":42})).is_err());
         assert!(h.check_params(&p, &json!({"region":"eu","n":43})).is_err());
-        assert!(h.check_params(&p, &json!({"n":42})).is_err(), "header without argument");
+        assert!(
+            h.check_params(&p, &json!({"n":42})).is_err(),
+            "header without argument"
+        );
         h.params.clear();
-        assert!(h.check_params(&p, &json!({"region":null})).is_ok(), "null argument, no header");
-        assert_eq!(h.check_params(&p, &json!({"region":"eu"})).unwrap_err().code, -32020);
+        assert!(
+            h.check_params(&p, &json!({"region":null})).is_ok(),
+            "null argument, no header"
+        );
+        assert_eq!(
+            h.check_params(&p, &json!({"region":"eu"}))
+                .unwrap_err()
+                .code,
+            -32020
+        );
     }
 
     #[test]
@@ -164,7 +188,10 @@ mod tests {
         let mut h = MirroredHeaders::default();
         assert!(h.check_method("tools/list").is_err());
         h.method = Mirrored::Value("TOOLS/LIST".into());
-        assert!(h.check_method("tools/list").is_err(), "values are case-sensitive");
+        assert!(
+            h.check_method("tools/list").is_err(),
+            "values are case-sensitive"
+        );
         h.method = Mirrored::Value("tools/list".into());
         assert!(h.check_method("tools/list").is_ok());
         h.name = Mirrored::Invalid("repeated".into());

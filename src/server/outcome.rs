@@ -37,7 +37,10 @@ impl Reply {
             },
             Err(e) => {
                 tracing::error!(error = %e, "a result failed to serialize");
-                Self::error(Some(id.clone()), ErrorObject::internal_error("Internal error"))
+                Self::error(
+                    Some(id.clone()),
+                    ErrorObject::internal_error("Internal error"),
+                )
             }
         }
     }

@@ -8,7 +8,10 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> std::process::ExitCode {
     let config = Config::parse();
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|e| {
-        eprintln!("stateless-mcp: invalid --log filter {:?}: {e}; using \"info\"", config.log);
+        eprintln!(
+            "stateless-mcp: invalid --log filter {:?}: {e}; using \"info\"",
+            config.log
+        );
         EnvFilter::new("info")
     });
     tracing_subscriber::fmt()

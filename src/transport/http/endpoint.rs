@@ -44,7 +44,9 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(limit)),
-        Err(e) => Err(BodyUnreadable(format!("Could not read the request body: {e}")).into_response()),
+        Err(e) => {
+            Err(BodyUnreadable(format!("Could not read the request body: {e}")).into_response())
+        }
     }
 }
 

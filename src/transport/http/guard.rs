@@ -42,15 +42,22 @@ impl AllowList {
     }
 
     fn allows_host(&self, hostname: &str) -> bool {
-        self.any || self.entries.iter().any(|e| !e.contains("://") && e == hostname)
-    }
-
-    fn allows_origin(&self, origin: &str, hostname: &str) -> bool {
         self.any
             || self
                 .entries
                 .iter()
-                .any(|e| if e.contains("://") { e == origin } else { e == hostname })
+                .any(|e| !e.contains("://") && e == hostname)
+    }
+
+    fn allows_origin(&self, origin: &str, hostname: &str) -> bool {
+        self.any
+            || self.entries.iter().any(|e| {
+                if e.contains("://") {
+                    e == origin
+                } else {
+                    e == hostname
+                }
+            })
     }
 }
 
@@ -70,7 +77,11 @@ fn hostname(authority: &str) -> String {
 }
 
 /// Checks `Host` and `Origin`; `Err` carries the reason for the 403.
-pub(crate) fn check(headers: &HeaderMap, hosts: &AllowList, origins: &AllowList) -> Result<(), String> {
+pub(crate) fn check(
+    headers: &HeaderMap,
+    hosts: &AllowList,
+    origins: &AllowList,
+) -> Result<(), String> {
     if !hosts.any {
         let host = headers
             .get(HOST)
@@ -112,17 +123,41 @@ mod tests {
     fn localhost_defaults() {
         let (h, o) = (AllowList::localhost(), AllowList::localhost());
         assert!(check(&headers("localhost:3000", None), &h, &o).is_ok());
-        assert!(check(&headers("127.0.0.1:8080", Some("http://127.0.0.1:8080")), &h, &o).is_ok());
+        assert!(
+            check(
+                &headers("127.0.0.1:8080", Some("http://127.0.0.1:8080")),
+                &h,
+                &o
+            )
+            .is_ok()
+        );
         assert!(check(&headers("[::1]:9", Some("http://[::1]:9")), &h, &o).is_ok());
-        assert!(check(&headers("evil.example.com", Some("http://evil.example.com")), &h, &o).is_err());
-        assert!(check(&headers("localhost", Some("http://evil.example.com")), &h, &o).is_err());
+        assert!(
+            check(
+                &headers("evil.example.com", Some("http://evil.example.com")),
+                &h,
+                &o
+            )
+            .is_err()
+        );
+        assert!(
+            check(
+                &headers("localhost", Some("http://evil.example.com")),
+                &h,
+                &o
+            )
+            .is_err()
+        );
         assert!(check(&headers("localhost", Some("null")), &h, &o).is_err());
         assert!(check(&HeaderMap::new(), &h, &o).is_err());
     }
 
     #[test]
     fn configured_origins() {
-        let o = AllowList::from_entries(["https://app.example.com".to_owned(), "tools.example.org".to_owned()]);
+        let o = AllowList::from_entries([
+            "https://app.example.com".to_owned(),
+            "tools.example.org".to_owned(),
+        ]);
         let h = AllowList::any();
         assert!(check(&headers("x", Some("https://app.example.com")), &h, &o).is_ok());
         assert!(check(&headers("x", Some("http://app.example.com")), &h, &o).is_err());

@@ -88,7 +88,10 @@ mod tests {
         assert!(decode("=?base64?SGVs!!!bG8=?=").is_err());
         assert_eq!(decode("SGVsbG8=").unwrap(), "SGVsbG8=");
         assert_eq!(decode("=?base64?SGVsbG8=").unwrap(), "=?base64?SGVsbG8=");
-        assert_eq!(decode("=?BASE64?SGVsbG8=?=").unwrap(), "=?BASE64?SGVsbG8=?=");
+        assert_eq!(
+            decode("=?BASE64?SGVsbG8=?=").unwrap(),
+            "=?BASE64?SGVsbG8=?="
+        );
     }
 
     #[test]
@@ -97,12 +100,21 @@ mod tests {
         h.insert("MCP-METHOD", HeaderValue::from_static("  tools/list "));
         h.append("mcp-name", HeaderValue::from_static("a"));
         h.append("mcp-name", HeaderValue::from_static("b"));
-        h.insert("mcp-param-region", HeaderValue::from_static("=?base64?ZXU=?="));
-        h.insert("mcp-protocol-version", HeaderValue::from_bytes(b"2026\xff").unwrap());
+        h.insert(
+            "mcp-param-region",
+            HeaderValue::from_static("=?base64?ZXU=?="),
+        );
+        h.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_bytes(b"2026\xff").unwrap(),
+        );
         let m = mirrored(&h);
         assert_eq!(m.method, Mirrored::Value("tools/list".into()));
         assert!(matches!(m.name, Mirrored::Invalid(_)));
         assert!(matches!(m.protocol_version, Mirrored::Invalid(_)));
-        assert_eq!(m.params, vec![("region".to_owned(), Mirrored::Value("eu".into()))]);
+        assert_eq!(
+            m.params,
+            vec![("region".to_owned(), Mirrored::Value("eu".into()))]
+        );
     }
 }

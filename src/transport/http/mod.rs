@@ -81,7 +81,11 @@ impl StreamableHttp {
     /// The endpoint path (default `/mcp`).
     pub fn path(mut self, path: impl Into<String>) -> Self {
         let p = path.into();
-        self.path = if p.starts_with('/') { p } else { format!("/{p}") };
+        self.path = if p.starts_with('/') {
+            p
+        } else {
+            format!("/{p}")
+        };
         self
     }
 

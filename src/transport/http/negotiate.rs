@@ -38,7 +38,9 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Result<Accepts, NotAcceptable> {
         return Ok(Accepts { sse: true });
     };
     let has = |full: &str, family: &str| {
-        ranges.iter().any(|r| r == full || r == family || r == "*/*")
+        ranges
+            .iter()
+            .any(|r| r == full || r == family || r == "*/*")
     };
     if !has("application/json", "application/*") {
         return Err(NotAcceptable(
@@ -63,7 +65,9 @@ pub(crate) fn content_type(headers: &HeaderMap) -> Result<(), UnsupportedMediaTy
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    if essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json")) {
+    if essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    {
         Ok(())
     } else {
         Err(UnsupportedMediaType(format!(
@@ -85,8 +89,16 @@ mod tests {
 
     #[test]
     fn accept_rules() {
-        assert!(accepts(&with_accept("application/json, text/event-stream")).unwrap().sse);
-        assert!(accepts(&with_accept("text/event-stream, application/json")).unwrap().sse);
+        assert!(
+            accepts(&with_accept("application/json, text/event-stream"))
+                .unwrap()
+                .sse
+        );
+        assert!(
+            accepts(&with_accept("text/event-stream, application/json"))
+                .unwrap()
+                .sse
+        );
         assert!(!accepts(&with_accept("application/json")).unwrap().sse);
         assert!(accepts(&with_accept("*/*")).unwrap().sse);
         assert!(accepts(&with_accept("text/event-stream")).is_err());
@@ -99,7 +111,10 @@ mod tests {
     fn content_types() {
         let mut h = HeaderMap::new();
         assert!(content_type(&h).is_ok());
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+        h.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        );
         assert!(content_type(&h).is_ok());
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
         assert!(content_type(&h).is_err());

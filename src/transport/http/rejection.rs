@@ -13,7 +13,10 @@ pub(crate) fn error_body(status: StatusCode, error: ErrorObject) -> Response {
     let body = serde_json::to_vec(&ErrorResponse::new(None, error)).unwrap_or_default();
     (
         status,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         body,
     )
         .into_response()
@@ -81,7 +84,8 @@ impl IntoResponse for MethodNotAllowed {
                 "Method not allowed: this endpoint speaks MCP 2026-07-28, which uses POST only",
             ),
         );
-        r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
         r
     }
 }

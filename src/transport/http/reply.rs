@@ -21,7 +21,10 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
     match outcome {
         Outcome::Accepted => StatusCode::ACCEPTED.into_response(),
         Outcome::Ready(reply) => json(reply),
-        Outcome::Running(Running { mut reply, mut events }) => {
+        Outcome::Running(Running {
+            mut reply,
+            mut events,
+        }) => {
             if !accepts.sse {
                 // The client cannot take a stream: notifications are dropped, not queued.
                 drop(events);
@@ -58,7 +61,10 @@ pub(crate) fn json(reply: Reply) -> Response {
         .unwrap_or(StatusCode::OK);
     (
         status,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         reply.body,
     )
         .into_response()
@@ -71,7 +77,9 @@ struct Stream {
 }
 
 fn event(bytes: Bytes) -> Event {
-    Event::default().event("message").data(String::from_utf8_lossy(&bytes))
+    Event::default()
+        .event("message")
+        .data(String::from_utf8_lossy(&bytes))
 }
 
 /// An SSE response: queued messages, then the handler's notifications as they come, then
@@ -92,7 +100,11 @@ fn sse(
             if let Some(next) = st.pending.pop_front() {
                 return Some((Ok::<_, Infallible>(event(next)), st));
             }
-            let Stream { reply, events, pending } = &mut st;
+            let Stream {
+                reply,
+                events,
+                pending,
+            } = &mut st;
             let fut = reply.as_mut()?;
             tokio::select! {
                 biased;

@@ -1,0 +1,274 @@
+//! Test support: start the app on `127.0.0.1:0`, talk to it over real sockets, and check
+//! every message it emits against the official schema.
+
+#![allow(dead_code, unreachable_pub)]
+
+pub mod schema;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use stateless_mcp::{Server, StreamableHttp};
+use tokio::task::JoinHandle;
+
+/// The protocol version under test.
+pub const VERSION: &str = "2026-07-28";
+
+/// A server listening on an ephemeral loopback port, stopped on drop.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub url: String,
+    task: JoinHandle<()>,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Serves `server` with the default HTTP settings.
+pub async fn start(server: Server) -> TestServer {
+    start_http(StreamableHttp::new(server)).await
+}
+
+/// Serves a configured endpoint.
+pub async fn start_http(http: StreamableHttp) -> TestServer {
+    let path = http.endpoint_path().to_owned();
+    start_router(http.into_router(), &path).await
+}
+
+/// Serves any router; `path` is the MCP endpoint within it.
+pub async fn start_router(router: axum::Router, path: &str) -> TestServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router).await.unwrap();
+    });
+    TestServer {
+        addr,
+        url: format!("http://localhost:{}{path}", addr.port()),
+        task,
+    }
+}
+
+/// The reference server with the demo and conformance fixtures, as the binary builds it.
+pub fn fixtures_server() -> Server {
+    let b = stateless_mcp::fixtures::demo(Server::builder());
+    stateless_mcp::fixtures::conformance(b).build().unwrap()
+}
+
+/// The standard `_meta` of a request.
+pub fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "it", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// `params` with the standard `_meta` merged in (keys already in `params._meta` win).
+pub fn with_meta(params: Value) -> Value {
+    let mut params = if params.is_null() { json!({}) } else { params };
+    let mut m = meta();
+    if let Some(extra) = params.get("_meta").and_then(Value::as_object) {
+        for (k, v) in extra {
+            m[k] = v.clone();
+        }
+    }
+    params["_meta"] = m;
+    params
+}
+
+/// One HTTP exchange: status, headers, and every JSON-RPC message of the body.
+#[derive(Debug)]
+pub struct Exchange {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+    pub messages: Vec<Value>,
+}
+
+impl Exchange {
+    /// The last message (the response).
+    pub fn response(&self) -> &Value {
+        self.messages.last().unwrap_or_else(|| {
+            panic!(
+                "no message in body {:?} (status {})",
+                self.body, self.status
+            )
+        })
+    }
+
+    /// The `result` of the response (panics on an error).
+    pub fn result(&self) -> &Value {
+        let r = self.response();
+        r.get("result")
+            .unwrap_or_else(|| panic!("expected a result, got {r}"))
+    }
+
+    /// The error code of the response.
+    pub fn error_code(&self) -> i64 {
+        let r = self.response();
+        r.pointer("/error/code")
+            .and_then(Value::as_i64)
+            .unwrap_or_else(|| panic!("expected an error, got {r}"))
+    }
+
+    /// The content type.
+    pub fn content_type(&self) -> &str {
+        self.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    /// Notifications before the response.
+    pub fn notifications(&self) -> Vec<&Value> {
+        self.messages
+            .iter()
+            .filter(|m| m.get("method").is_some())
+            .collect()
+    }
+}
+
+/// Parses the `data:` payloads of an SSE body.
+pub fn sse_payloads(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut data: Vec<&str> = Vec::new();
+    for line in body.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            if !data.is_empty() {
+                out.push(data.join("\n"));
+                data.clear();
+            }
+        } else if let Some(d) = line.strip_prefix("data:") {
+            data.push(d.strip_prefix(' ').unwrap_or(d));
+        }
+    }
+    if !data.is_empty() {
+        out.push(data.join("\n"));
+    }
+    out
+}
+
+/// A client that sends well-formed requests and checks every reply against the schema.
+#[derive(Clone)]
+pub struct Client {
+    pub http: reqwest::Client,
+    pub url: String,
+}
+
+impl Client {
+    pub fn new(url: &str) -> Self {
+        Client {
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(20))
+                .build()
+                .unwrap(),
+            url: url.to_owned(),
+        }
+    }
+
+    /// The standard headers of a request for `method` (and `name` for Mcp-Name).
+    pub fn headers(method: &str, name: Option<&str>) -> Vec<(String, String)> {
+        let mut h = vec![
+            ("content-type".into(), "application/json".into()),
+            (
+                "accept".into(),
+                "application/json, text/event-stream".into(),
+            ),
+            ("mcp-protocol-version".into(), VERSION.into()),
+            ("mcp-method".into(), method.into()),
+        ];
+        if let Some(n) = name {
+            h.push(("mcp-name".into(), n.into()));
+        }
+        h
+    }
+
+    /// A well-formed request: standard headers, `_meta` merged into `params`.
+    pub async fn request(&self, method: &str, id: Value, params: Value) -> Exchange {
+        let params = with_meta(params);
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str)
+            .filter(|_| matches!(method, "tools/call" | "prompts/get" | "resources/read"))
+            .map(str::to_owned);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send(
+            Self::headers(method, name.as_deref()),
+            body.to_string(),
+            Some(method),
+        )
+        .await
+    }
+
+    /// Sends `body` with exactly these headers, and checks the reply's messages.
+    pub async fn send(
+        &self,
+        headers: Vec<(String, String)>,
+        body: String,
+        method: Option<&str>,
+    ) -> Exchange {
+        self.send_with("POST", headers, body, method).await
+    }
+
+    /// Like [`Client::send`] with any HTTP method.
+    pub async fn send_with(
+        &self,
+        http_method: &str,
+        headers: Vec<(String, String)>,
+        body: String,
+        method: Option<&str>,
+    ) -> Exchange {
+        let mut req = self
+            .http
+            .request(http_method.parse().unwrap(), &self.url)
+            .body(body);
+        for (k, v) in &headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let resp = req.send().await.expect("request sent");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = resp.text().await.expect("body read");
+        let ct = headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let messages: Vec<Value> = if ct.starts_with("text/event-stream") {
+            sse_payloads(&body)
+                .iter()
+                .map(|p| {
+                    serde_json::from_str(p)
+                        .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {p}"))
+                })
+                .collect()
+        } else if body.is_empty() {
+            Vec::new()
+        } else {
+            assert!(
+                ct.starts_with("application/json"),
+                "unexpected content type {ct:?} for {body}"
+            );
+            vec![
+                serde_json::from_str(&body)
+                    .unwrap_or_else(|e| panic!("body is not JSON ({e}): {body}")),
+            ]
+        };
+        for m in &messages {
+            schema::check_message(m, method);
+        }
+        Exchange {
+            status,
+            headers,
+            body,
+            messages,
+        }
+    }
+}
