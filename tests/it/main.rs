@@ -4,3 +4,5 @@
 mod support;
 
 mod basics;
+mod conformance;
+mod interop_python;
