@@ -1,12 +1,93 @@
-//! stateless-mcp
-pub mod app;
+//! # stateless-mcp
+//!
+//! A framework for [MCP](https://modelcontextprotocol.io) servers that speak the
+//! **2026-07-28 stateless revision** over **Streamable HTTP**, built to run as any number of
+//! identical replicas behind an ordinary load balancer.
+//!
+//! Every request is self-describing: its `params._meta` carries the protocol version and the
+//! client's capabilities, and no replica remembers a client. There is one POST endpoint; a
+//! request is answered with one JSON object, or with an SSE stream scoped to that request
+//! when its handler reports progress or log messages.
+//!
+//! ## Quick start
+//!
+//! ```no_run
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use stateless_mcp::{RequestContext, Server, StreamableHttp, ToolDef, ToolError};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Echo {
+//!     /// The text to send back.
+//!     text: String,
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = Server::builder()
+//!         .tool(
+//!             ToolDef::new("echo")
+//!                 .description("Returns its input")
+//!                 .handler(|_ctx: RequestContext, args: Echo| async move {
+//!                     Ok::<_, ToolError>(args.text)
+//!                 }),
+//!         )
+//!         .build()?;
+//!     // Merge into any axum app, next to its other routes.
+//!     let app = axum::Router::new()
+//!         .route("/health", axum::routing::get(|| async { "ok" }))
+//!         .merge(StreamableHttp::new(server).path("/mcp").into_router());
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//!     axum::serve(listener, app).await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! ## Architecture
+//!
+//! Layers point one way; nothing imports upward:
+//!
+//! | module | what it is |
+//! |---|---|
+//! | [`protocol`] | serde types for every server-side message; wire errors ([`protocol::ErrorObject`]). No tokio, axum or HTTP. |
+//! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, frozen at build time. |
+//! | [`server`] | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications. |
+//! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
+//! | [`app`] | the reference server's composition root and configuration. |
+//! | [`fixtures`] | the demo toolset and every fixture the official conformance suite calls. |
+//!
+//! The validation ladder, in order: `Host`/`Origin` → 403; method ≠ POST → 405; `Accept` →
+//! 406; `Content-Type` → 415; body limit → 413; JSON → `-32700`; one JSON-RPC object →
+//! `-32600`; notification → 202; `_meta` → `-32602`; `MCP-Protocol-Version` = body →
+//! `-32020`; version supported → `-32022`; `Mcp-Method`/`Mcp-Name` → `-32020`; method known
+//! and advertised → `-32601` (404); params → `-32602`; `Mcp-Param-*` → `-32020`; client
+//! capability → `-32021`; run. Every error echoes the request id when it could be read, and
+//! omits `id` when it could not.
+//!
+//! ## Errors
+//!
+//! The wire error ([`protocol::ErrorObject`]) and the Rust error ([`Error`], an opaque value
+//! with an [`ErrorKind`]) are different types, converted in one place (dispatch). Tools
+//! report their own failures as [`ToolError`]s, which become results with `isError: true`
+//! so the model can correct itself.
+//!
+//! ## Cargo features
+//!
+//! None yet: everything above is always built. Optional backends (Redis, JWT) arrive as
+//! additive features.
+
 mod error;
+
+pub mod app;
 pub mod fixtures;
 pub mod handler;
 pub mod protocol;
 pub mod server;
 pub mod transport;
+
 pub use error::{Error, ErrorKind};
-pub use handler::{RequestContext, ToolDef, ToolError};
+pub use handler::{
+    PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, ToolDef, ToolError,
+};
 pub use server::{Server, ServerBuilder};
 pub use transport::http::StreamableHttp;

@@ -1,0 +1,323 @@
+//! Handler behaviour: typed tools, structured output, templates, prompts, completions,
+//! panic isolation and concurrency.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use stateless_mcp::protocol::{CompleteResult, ResourceContents};
+use stateless_mcp::{RequestContext, ResourceTemplateDef, Server, ToolDef, ToolError};
+use tokio::sync::Barrier;
+
+use crate::support::{Client, fixtures_server, start};
+
+#[derive(Deserialize, JsonSchema)]
+struct Div {
+    /// Dividend.
+    a: i64,
+    /// Divisor.
+    b: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Quotient {
+    q: i64,
+}
+
+fn calculator() -> Server {
+    Server::builder()
+        .tool(
+            ToolDef::new("div")
+                .description("Integer division")
+                .structured_handler(|_ctx: RequestContext, args: Div| async move {
+                    if args.b == 0 {
+                        return Err(ToolError::new("division by zero: b must not be 0"));
+                    }
+                    Ok(Quotient { q: args.a / args.b })
+                }),
+        )
+        .tool(ToolDef::new("boom").description("Panics").raw_handler(
+            |_ctx: RequestContext, _args: Value| async move {
+                if true {
+                    panic!("handler bug");
+                }
+                Ok::<_, ToolError>("unreachable")
+            },
+        ))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn typed_tool_lists_its_schemas_and_returns_structured_content() {
+    let srv = start(calculator()).await;
+    let c = Client::new(&srv.url);
+    let list = c.request("tools/list", json!(1), Value::Null).await;
+    let div = &list.result()["tools"][0];
+    assert_eq!(div["name"], "div");
+    assert_eq!(div["inputSchema"]["type"], "object");
+    assert_eq!(div["inputSchema"]["required"], json!(["a", "b"]));
+    assert!(div["outputSchema"]["properties"]["q"].is_object(), "{div}");
+
+    let x = c
+        .request(
+            "tools/call",
+            json!(2),
+            json!({"name": "div", "arguments": {"a": 7, "b": 2}}),
+        )
+        .await;
+    let r = x.result();
+    assert_eq!(r["structuredContent"], json!({"q": 3}));
+    let mirror: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(mirror, json!({"q": 3}), "text mirror of structuredContent");
+}
+
+#[tokio::test]
+async fn tool_failures_are_results_the_model_can_read() {
+    let srv = start(calculator()).await;
+    let c = Client::new(&srv.url);
+    let x = c
+        .request(
+            "tools/call",
+            json!(1),
+            json!({"name": "div", "arguments": {"a": 1, "b": 0}}),
+        )
+        .await;
+    assert_eq!(x.status, 200);
+    assert_eq!(x.result()["isError"], true);
+    assert!(
+        x.result()["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("division by zero")
+    );
+
+    let x = c
+        .request(
+            "tools/call",
+            json!(2),
+            json!({"name": "div", "arguments": {"a": "x"}}),
+        )
+        .await;
+    assert_eq!(x.status, 200);
+    assert_eq!(x.result()["isError"], true);
+    let text = x.result()["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Invalid arguments for tool div"), "{text}");
+    assert!(
+        text.contains("\"b\"") || text.contains("/a"),
+        "names the problem: {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_handler_fails_only_its_request() {
+    let srv = start(calculator()).await;
+    let c = Client::new(&srv.url);
+    let x = c
+        .request("tools/call", json!(9), json!({"name": "boom"}))
+        .await;
+    assert_eq!(x.error_code(), -32603);
+    assert_eq!(x.response()["id"], 9);
+    assert!(
+        !x.body.contains("handler bug"),
+        "panic details stay in the logs"
+    );
+    let after = c
+        .request(
+            "tools/call",
+            json!(10),
+            json!({"name": "div", "arguments": {"a": 4, "b": 2}}),
+        )
+        .await;
+    assert_eq!(after.result()["structuredContent"], json!({"q": 2}));
+}
+
+#[tokio::test]
+async fn requests_run_concurrently() {
+    // Each call waits at a barrier for N calls: they finish only if all N run at once.
+    const N: usize = 8;
+    let barrier = Arc::new(Barrier::new(N));
+    let server = Server::builder()
+        .tool(
+            ToolDef::new("meet")
+                .description("Waits for the others")
+                .raw_handler(move |_ctx: RequestContext, _args: Value| {
+                    let b = barrier.clone();
+                    async move {
+                        b.wait().await;
+                        Ok::<_, ToolError>("met")
+                    }
+                }),
+        )
+        .build()
+        .unwrap();
+    let srv = start(server).await;
+    let c = Client::new(&srv.url);
+    let calls = (0..N).map(|i| {
+        let c = c.clone();
+        async move {
+            c.request("tools/call", json!(i), json!({"name": "meet"}))
+                .await
+        }
+    });
+    for x in futures_util::future::join_all(calls).await {
+        assert_eq!(x.result()["content"][0]["text"], "met");
+    }
+}
+
+#[tokio::test]
+async fn templates_bind_variables_and_fixed_resources_win() {
+    let server = Server::builder()
+        .resource_template(
+            ResourceTemplateDef::new("files:///{+path}", "files")
+                .description("Files")
+                .handler(|_ctx, uri, vars| async move {
+                    let path = vars.get("path").cloned().unwrap_or_default();
+                    if path.contains("..") {
+                        return Err(stateless_mcp::Error::invalid_params(
+                            "path traversal is not allowed",
+                        ));
+                    }
+                    if path == "missing.txt" {
+                        return Err(stateless_mcp::Error::resource_not_found(uri));
+                    }
+                    Ok(ResourceContents::text(uri, format!("contents of {path}")))
+                }),
+        )
+        .resource(
+            stateless_mcp::ResourceDef::new("files:///special", "special")
+                .handler(|_ctx, uri| async move { Ok(ResourceContents::text(uri, "fixed")) }),
+        )
+        .build()
+        .unwrap();
+    let srv = start(server).await;
+    let c = Client::new(&srv.url);
+    let x = c
+        .request(
+            "resources/read",
+            json!(1),
+            json!({"uri": "files:///docs/a%20b.md"}),
+        )
+        .await;
+    assert_eq!(x.result()["contents"][0]["text"], "contents of docs/a b.md");
+    assert_eq!(x.result()["ttlMs"], 0);
+    let x = c
+        .request(
+            "resources/read",
+            json!(2),
+            json!({"uri": "files:///special"}),
+        )
+        .await;
+    assert_eq!(x.result()["contents"][0]["text"], "fixed");
+    let x = c
+        .request(
+            "resources/read",
+            json!(3),
+            json!({"uri": "files:///missing.txt"}),
+        )
+        .await;
+    assert_eq!(x.error_code(), -32602);
+    assert_eq!(x.response()["error"]["data"]["uri"], "files:///missing.txt");
+    let x = c
+        .request(
+            "resources/read",
+            json!(4),
+            json!({"uri": "files:///../etc/passwd"}),
+        )
+        .await;
+    assert_eq!(x.error_code(), -32602);
+    let x = c
+        .request("resources/read", json!(5), json!({"uri": "other://x"}))
+        .await;
+    assert_eq!(x.error_code(), -32602);
+    let t = c
+        .request("resources/templates/list", json!(6), Value::Null)
+        .await;
+    assert_eq!(
+        t.result()["resourceTemplates"][0]["uriTemplate"],
+        "files:///{+path}"
+    );
+}
+
+#[tokio::test]
+async fn completions_are_capped_at_100() {
+    let server =
+        Server::builder()
+            .prompt(stateless_mcp::PromptDef::new("p").description("p").handler(
+                |_ctx, _args| async { Ok(stateless_mcp::protocol::GetPromptResult::new(vec![])) },
+            ))
+            .completion(|_ctx, _req| async {
+                Ok(CompleteResult::from_values(
+                    (0..250).map(|i| format!("v{i}")).collect(),
+                ))
+            })
+            .build()
+            .unwrap();
+    let srv = start(server).await;
+    let c = Client::new(&srv.url);
+    let x = c
+        .request(
+            "completion/complete",
+            json!(1),
+            json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
+        )
+        .await;
+    let comp = &x.result()["completion"];
+    assert_eq!(comp["values"].as_array().unwrap().len(), 100);
+    assert_eq!(comp["total"], 250);
+    assert_eq!(comp["hasMore"], true);
+}
+
+#[tokio::test]
+async fn fixtures_complete_prompt_arguments_by_prefix() {
+    let srv = start(fixtures_server()).await;
+    let c = Client::new(&srv.url);
+    let x = c
+        .request(
+            "completion/complete",
+            json!(1),
+            json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                   "argument": {"name": "arg1", "value": "par"}}),
+        )
+        .await;
+    assert_eq!(
+        x.result()["completion"]["values"],
+        json!(["paris", "park", "party"])
+    );
+}
+
+#[test]
+fn invalid_definitions_fail_at_build() {
+    let dup = Server::builder()
+        .tool(
+            ToolDef::new("a")
+                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, ToolError>("") }),
+        )
+        .tool(
+            ToolDef::new("a")
+                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, ToolError>("") }),
+        )
+        .build();
+    assert!(dup.unwrap_err().to_string().contains("duplicate tool name"));
+    let bad_header = Server::builder()
+        .tool(
+            ToolDef::new("t")
+                .input_schema(
+                    json!({"type": "object", "properties": {"x": {"type": "number", "x-mcp-header": "X"}}})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                )
+                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, ToolError>("") }),
+        )
+        .build();
+    assert!(bad_header.unwrap_err().to_string().contains("x-mcp-header"));
+    let bad_template = Server::builder()
+        .resource_template(
+            ResourceTemplateDef::new("x://{unclosed", "t")
+                .handler(|_c, u, _v| async move { Ok(ResourceContents::text(u, "")) }),
+        )
+        .build();
+    assert!(bad_template.is_err());
+}
