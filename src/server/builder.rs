@@ -165,10 +165,9 @@ impl ServerBuilder {
         );
         discover.instructions = self.instructions;
         discover.meta = result_meta.clone();
-        let discover = RawValue::from_string(
-            serde_json::to_string(&discover).map_err(|e| Error::internal_from(e))?,
-        )
-        .map_err(|e| Error::internal_from(e))?;
+        let discover =
+            RawValue::from_string(serde_json::to_string(&discover).map_err(Error::internal_from)?)
+                .map_err(Error::internal_from)?;
         let lists = Lists::build(&registry, self.page_size, self.list_cache, &result_meta);
         Ok(Server {
             inner: Arc::new(Inner {
