@@ -13,10 +13,12 @@ mod jsonrpc;
 mod lists;
 mod meta;
 pub mod methods;
+mod mrtr;
 mod notification;
 mod prompt;
 mod resource;
 mod result;
+mod subscription;
 mod tool;
 
 /// A JSON object.
@@ -46,10 +48,21 @@ pub use meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, ProgressToken,
     RequestMeta, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY,
 };
+pub use mrtr::{
+    CreateMessageParams, CreateMessageResult, ELICITATION_CREATE, ElicitAction, ElicitParams,
+    ElicitResult, FormMode, InputRequest, InputRequiredResult, InputResponse, ListRootsParams,
+    ListRootsResult, ROOTS_LIST, Root, SAMPLING_CREATE_MESSAGE, SamplingContent,
+    SamplingContentBlock, SamplingMessage, UrlMode,
+};
 pub use notification::{
     LOG_MESSAGE_METHOD, LogMessageParams, LoggingLevel, PROGRESS_METHOD, ProgressParams,
 };
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resource::{ReadResourceResult, Resource, ResourceTemplate};
 pub use result::{CachePolicy, CacheScope, ResultMeta, ResultType, StampResult};
+pub use subscription::{
+    AcknowledgedParams, ListChangedParams, ListenResultMeta, PROMPTS_LIST_CHANGED,
+    RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, ResourceUpdatedParams, SUBSCRIPTIONS_ACKNOWLEDGED,
+    SubscriptionFilter, SubscriptionMeta, SubscriptionsListenResult, TOOLS_LIST_CHANGED,
+};
 pub use tool::{CallToolResult, Tool, ToolAnnotations};

@@ -12,6 +12,7 @@ mod dispatch;
 mod lists;
 mod mirror;
 mod outcome;
+mod service;
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use bytes::Bytes;
 pub use builder::ServerBuilder;
 pub use mirror::{Mirrored, MirroredHeaders};
 pub use outcome::{Outcome, Reply, Running};
+pub use service::Incoming;
 
 use crate::handler::registry::Registry;
 use crate::protocol::{CachePolicy, Implementation, ResultMeta};
