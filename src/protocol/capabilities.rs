@@ -13,10 +13,18 @@ use super::content::Icon;
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Form and/or URL elicitation. `{}` means form only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::strict::option_object"
+    )]
     pub elicitation: Option<ElicitationCapability>,
     /// Sampling (deprecated in this revision, still functional).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::strict::option_object"
+    )]
     pub sampling: Option<SamplingCapability>,
     /// Roots (deprecated in this revision, still functional).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -49,12 +49,17 @@ pub struct CompletionContext {
 #[non_exhaustive]
 pub struct CompleteRequest {
     /// What is being completed.
-    #[serde(rename = "ref")]
+    #[serde(rename = "ref", deserialize_with = "super::strict::object")]
     pub reference: CompletionReference,
     /// The argument.
+    #[serde(deserialize_with = "super::strict::object")]
     pub argument: CompletionArgument,
     /// Context.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::strict::option_object"
+    )]
     pub context: Option<CompletionContext>,
 }
 

@@ -87,10 +87,12 @@ impl RequestMeta {
         let params = params.ok_or_else(|| {
             ErrorObject::invalid_params("Missing params: every request carries params._meta")
         })?;
-        let meta = serde_json::from_str::<MetaOnly<'_>>(params.get())
-            .map_err(|_| ErrorObject::invalid_params("params must be an object"))?
-            .meta
-            .ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
+        let meta = super::strict::object::<_, MetaOnly<'_>>(
+            &mut serde_json::Deserializer::from_str(params.get()),
+        )
+        .map_err(|_| ErrorObject::invalid_params("params must be an object"))?
+        .meta
+        .ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
         Self::from_raw(Some(meta))
     }
 
@@ -105,9 +107,17 @@ impl RequestMeta {
         struct Wire {
             #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
             protocol_version: Option<String>,
-            #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+            #[serde(
+                default,
+                rename = "io.modelcontextprotocol/clientCapabilities",
+                deserialize_with = "super::strict::option_object"
+            )]
             client_capabilities: Option<ClientCapabilities>,
-            #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+            #[serde(
+                default,
+                rename = "io.modelcontextprotocol/clientInfo",
+                deserialize_with = "super::strict::option_object"
+            )]
             client_info: Option<Implementation>,
             #[serde(rename = "io.modelcontextprotocol/logLevel")]
             log_level: Option<LoggingLevel>,
@@ -117,7 +127,7 @@ impl RequestMeta {
             tracestate: Option<String>,
             baggage: Option<String>,
         }
-        let wire: Wire = serde_json::from_str(raw.get())
+        let wire: Wire = super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
             .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
         let protocol_version = wire.protocol_version.ok_or_else(|| {
             ErrorObject::invalid_params(format!(

@@ -18,6 +18,7 @@ mod notification;
 mod prompt;
 mod resource;
 mod result;
+pub(crate) mod strict;
 mod subscription;
 mod tool;
 

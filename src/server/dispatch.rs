@@ -184,8 +184,10 @@ impl Server {
         }
         let view: ParamsView<'_> = match params {
             None => ParamsView::default(),
-            Some(p) => serde_json::from_str(p.get())
-                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?,
+            Some(p) => {
+                crate::protocol::strict::object(&mut serde_json::Deserializer::from_str(p.get()))
+                    .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?
+            }
         };
         let meta = RequestMeta::from_raw(view.meta)?;
         if let Some(m) = mirror {

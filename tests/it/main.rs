@@ -4,5 +4,11 @@
 mod support;
 
 mod basics;
+mod cancellation;
 mod conformance;
+mod golden;
+mod handlers;
+mod http_edges;
 mod interop_python;
+mod ladder;
+mod pagination;

@@ -61,7 +61,9 @@ pub fn root() -> PathBuf {
 /// A test tool from the environment or from where `scripts/test.sh` installs it; fails with
 /// an install hint when it is missing.
 pub fn tool(env: &str, default: &str, what: &str) -> PathBuf {
-    let path = std::env::var(env).map(PathBuf::from).unwrap_or_else(|_| root().join(default));
+    let path = std::env::var(env)
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join(default));
     assert!(
         path.exists(),
         "{what} not found at {} (set {env}); run scripts/test.sh, which installs it",
