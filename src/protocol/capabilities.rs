@@ -166,6 +166,9 @@ pub struct Implementation {
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the implementation is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Home page.
     #[serde(
         default,
@@ -185,6 +188,7 @@ impl Implementation {
             name: name.into(),
             version: version.into(),
             title: None,
+            description: None,
             website_url: None,
             icons: None,
         }

@@ -46,9 +46,19 @@ pub struct Icon {
     /// Sizes such as `"48x48"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sizes: Option<Vec<String>>,
-    /// `"light"` or `"dark"`.
+    /// The theme the icon is drawn for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theme: Option<String>,
+    pub theme: Option<IconTheme>,
+}
+
+/// `"light"` or `"dark"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IconTheme {
+    /// For light backgrounds.
+    Light,
+    /// For dark backgrounds.
+    Dark,
 }
 
 impl Icon {
@@ -257,6 +267,32 @@ impl ContentBlock {
     /// A resource link block.
     pub fn resource_link(resource: super::resource::Resource) -> Self {
         ContentBlock::ResourceLink(resource)
+    }
+
+    /// Sets the block's annotations (on a resource link: its resource's annotations).
+    #[must_use]
+    pub fn with_annotations(mut self, value: Annotations) -> Self {
+        match &mut self {
+            ContentBlock::Text { annotations, .. }
+            | ContentBlock::Image { annotations, .. }
+            | ContentBlock::Audio { annotations, .. }
+            | ContentBlock::Resource { annotations, .. } => *annotations = Some(value),
+            ContentBlock::ResourceLink(r) => r.annotations = Some(value),
+        }
+        self
+    }
+
+    /// Sets the block's `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: JsonObject) -> Self {
+        match &mut self {
+            ContentBlock::Text { meta, .. }
+            | ContentBlock::Image { meta, .. }
+            | ContentBlock::Audio { meta, .. }
+            | ContentBlock::Resource { meta, .. } => *meta = Some(value),
+            ContentBlock::ResourceLink(r) => r.meta = Some(value),
+        }
+        self
     }
 
     /// The text of a text block.

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::JsonObject;
 use super::capabilities::{ClientCapabilities, Implementation};
 use super::error::ErrorObject;
 use super::notification::LoggingLevel;
@@ -57,6 +58,9 @@ pub struct RequestMeta {
     /// W3C `baggage`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baggage: Option<String>,
+    /// Every other key (application keys such as `com.example/tenant`).
+    #[serde(flatten)]
+    pub extra: JsonObject,
 }
 
 impl RequestMeta {
@@ -71,6 +75,7 @@ impl RequestMeta {
             traceparent: None,
             tracestate: None,
             baggage: None,
+            extra: JsonObject::new(),
         }
     }
 
@@ -126,6 +131,8 @@ impl RequestMeta {
             traceparent: Option<String>,
             tracestate: Option<String>,
             baggage: Option<String>,
+            #[serde(flatten)]
+            extra: JsonObject,
         }
         let wire: Wire = super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
             .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
@@ -148,6 +155,7 @@ impl RequestMeta {
             traceparent: wire.traceparent,
             tracestate: wire.tracestate,
             baggage: wire.baggage,
+            extra: wire.extra,
         })
     }
 }

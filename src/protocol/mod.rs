@@ -36,7 +36,7 @@ pub use completion::{
     CompleteRequest, CompleteResult, Completion, CompletionArgument, CompletionContext,
     CompletionReference, MAX_COMPLETION_VALUES,
 };
-pub use content::{Annotations, ContentBlock, Icon, ResourceContents, Role};
+pub use content::{Annotations, ContentBlock, Icon, IconTheme, ResourceContents, Role};
 pub use discover::DiscoverResult;
 pub use error::{ErrorCode, ErrorObject};
 pub use jsonrpc::{

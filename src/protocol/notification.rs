@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::JsonObject;
 use super::meta::ProgressToken;
 
 /// `notifications/progress`.
@@ -47,6 +48,9 @@ pub struct ProgressParams {
     /// Human-readable message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
 }
 
 impl ProgressParams {
@@ -62,6 +66,7 @@ impl ProgressParams {
             progress,
             total,
             message,
+            meta: None,
         }
     }
 }
@@ -77,6 +82,9 @@ pub struct LogMessageParams {
     pub logger: Option<String>,
     /// Any JSON value.
     pub data: Value,
+    /// Metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
 }
 
 impl LogMessageParams {
@@ -86,6 +94,7 @@ impl LogMessageParams {
             level,
             logger,
             data,
+            meta: None,
         }
     }
 }

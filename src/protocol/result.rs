@@ -104,11 +104,19 @@ impl<'de> Deserialize<'de> for ResultMeta {
 }
 
 impl From<JsonObject> for ResultMeta {
-    fn from(extra: JsonObject) -> Self {
-        ResultMeta {
-            server_info: None,
-            extra,
-        }
+    /// Keys of a `_meta` object; a valid `serverInfo` among them becomes `server_info`.
+    fn from(mut extra: JsonObject) -> Self {
+        let server_info = match extra.get(SERVER_INFO_KEY) {
+            Some(v) => match Implementation::deserialize(v) {
+                Ok(info) => {
+                    extra.remove(SERVER_INFO_KEY);
+                    Some(Arc::new(info))
+                }
+                Err(_) => None,
+            },
+            None => None,
+        };
+        ResultMeta { server_info, extra }
     }
 }
 

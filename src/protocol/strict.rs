@@ -79,6 +79,7 @@ mod tests {
     fn arrays_are_refused() {
         let ok: Outer = serde_json::from_str(r#"{"inner":{"a":1},"req":{}}"#).unwrap();
         assert_eq!(ok.inner, Some(Inner { a: Some(1) }));
+        assert_eq!(ok.req, Inner { a: None });
         let none: Outer = serde_json::from_str(r#"{"inner":null,"req":{}}"#).unwrap();
         assert_eq!(none.inner, None);
         let absent: Outer = serde_json::from_str(r#"{"req":{}}"#).unwrap();

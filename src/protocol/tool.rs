@@ -93,6 +93,11 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
+/// A present field is `Some`, even when it is `null` (`structuredContent` may be any value).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
 /// The result of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -105,7 +110,8 @@ pub struct CallToolResult {
     #[serde(
         default,
         rename = "structuredContent",
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
     )]
     pub structured_content: Option<Value>,
     /// `true` when the tool itself failed (the model can see and correct it).

@@ -9,6 +9,7 @@ mod definitions;
 mod digest;
 mod errors;
 mod meta;
+mod mrtr_and_subscriptions;
 mod notifications;
 mod results;
 
@@ -103,7 +104,7 @@ fn icon() -> Icon {
     let mut i = Icon::new("https://example.com/icon.png");
     i.mime_type = Some("image/png".into());
     i.sizes = Some(vec!["48x48".into(), "96x96".into()]);
-    i.theme = Some("dark".into());
+    i.theme = Some(stateless_mcp::protocol::IconTheme::Dark);
     i
 }
 
