@@ -12,3 +12,4 @@ mod http_edges;
 mod interop_python;
 mod ladder;
 mod pagination;
+mod robustness;
