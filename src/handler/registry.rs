@@ -20,6 +20,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) validator: jsonschema::Validator,
+    /// Checks `structuredContent` when the tool declares an `outputSchema`.
+    pub(crate) output_validator: Option<Arc<jsonschema::Validator>>,
     pub(crate) header_params: Vec<HeaderParam>,
 }
 
@@ -112,11 +114,16 @@ impl Registry {
             .map_err(|e| {
                 Error::invalid_definition(format!("tool {name:?}: invalid inputSchema: {e}"))
             })?;
-            if let Some(out) = &def.tool.output_schema {
-                jsonschema::validator_for(&Value::Object(out.clone())).map_err(|e| {
-                    Error::invalid_definition(format!("tool {name:?}: invalid outputSchema: {e}"))
-                })?;
-            }
+            let output_validator = match &def.tool.output_schema {
+                Some(out) => Some(Arc::new(
+                    jsonschema::validator_for(&Value::Object(out.clone())).map_err(|e| {
+                        Error::invalid_definition(format!(
+                            "tool {name:?}: invalid outputSchema: {e}"
+                        ))
+                    })?,
+                )),
+                None => None,
+            };
             if r.tool_index.insert(name.clone(), r.tools.len()).is_some() {
                 return Err(Error::invalid_definition(format!(
                     "duplicate tool name {name:?}"
@@ -126,6 +133,7 @@ impl Registry {
                 tool: def.tool,
                 handler,
                 validator,
+                output_validator,
                 header_params,
             });
         }

@@ -111,6 +111,23 @@ fn not_advertised(method: &str, capability: &str) -> ErrorObject {
     )
 }
 
+/// A tool with an `outputSchema` must return conforming `structuredContent`; a tool that
+/// does not is a server bug, reported as an internal error (and logged).
+fn check_output(schema: &jsonschema::Validator, result: &CallToolResult) -> Result<(), Error> {
+    let Some(value) = &result.structured_content else {
+        return Err(Error::internal(
+            "tool declares an outputSchema but returned no structuredContent",
+        ));
+    };
+    match schema.iter_errors(value).next() {
+        None => Ok(()),
+        Some(e) => Err(Error::internal(format!(
+            "tool output does not match its outputSchema at {}: {e}",
+            e.instance_path()
+        ))),
+    }
+}
+
 impl Server {
     /// Handles one incoming message: the whole validation ladder, then the method.
     ///
@@ -334,16 +351,21 @@ impl Server {
             return Ok(Outcome::Ready(Reply::result(id, &result)));
         }
         let handler = tool.handler.clone();
+        let output = tool.output_validator.clone();
         Ok(self.run(
             id.clone(),
             TOOLS_CALL,
             meta,
             extensions,
             move |ctx| async move {
-                match handler.call(ctx, arguments).await {
-                    Ok(r) => Ok(r),
-                    Err(e) => e.into_outcome(),
+                let result = match handler.call(ctx, arguments).await {
+                    Ok(r) => r,
+                    Err(e) => e.into_outcome()?,
+                };
+                if let Some(schema) = output.filter(|_| !result.is_error()) {
+                    check_output(&schema, &result)?;
                 }
+                Ok(result)
             },
         ))
     }

@@ -321,3 +321,46 @@ fn invalid_definitions_fail_at_build() {
         .build();
     assert!(bad_template.is_err());
 }
+
+#[tokio::test]
+async fn output_that_breaks_the_output_schema_is_an_internal_error() {
+    let schema =
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+    let tool = |name: &str, out: Value| {
+        ToolDef::new(name)
+            .description("declares an output schema")
+            .output_schema(schema.as_object().unwrap().clone())
+            .raw_handler(move |_c: RequestContext, _a: Value| {
+                let out = out.clone();
+                async move {
+                    Ok::<_, ToolError>(stateless_mcp::protocol::CallToolResult::structured(out))
+                }
+            })
+    };
+    let server = Server::builder()
+        .tool(tool("good", json!({"n": 1})))
+        .tool(tool("bad", json!({"n": "one"})))
+        .tool(
+            ToolDef::new("plain")
+                .description("forgets structuredContent")
+                .output_schema(schema.as_object().unwrap().clone())
+                .raw_handler(|_c: RequestContext, _a: Value| async {
+                    Ok::<_, ToolError>("text only")
+                }),
+        )
+        .build()
+        .unwrap();
+    let srv = start(server).await;
+    let c = Client::new(&srv.url);
+    let ok = c
+        .request("tools/call", json!(1), json!({"name": "good"}))
+        .await;
+    assert_eq!(ok.result()["structuredContent"], json!({"n": 1}));
+    for (id, name) in [(2, "bad"), (3, "plain")] {
+        let x = c
+            .request("tools/call", json!(id), json!({"name": name}))
+            .await;
+        assert_eq!(x.error_code(), -32603, "{name}");
+        assert_eq!(x.status, 500);
+    }
+}
