@@ -136,6 +136,11 @@ where
     }
 }
 
+/// Reads schema-validated arguments into the handler's type.
+fn typed<A: DeserializeOwned>(arguments: Value) -> Result<A, ToolError> {
+    serde_json::from_value(arguments).map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))
+}
+
 struct TypedFn<F, A>(F, PhantomData<fn(A)>);
 
 impl<F, Fut, A, R> ToolHandler for TypedFn<F, A>
@@ -150,15 +155,8 @@ where
         ctx: RequestContext,
         arguments: Value,
     ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        match serde_json::from_value::<A>(arguments) {
-            Ok(args) => {
-                let fut = (self.0)(ctx, args);
-                Box::pin(async move { fut.await.map(IntoCallToolResult::into_call_tool_result) })
-            }
-            Err(e) => {
-                Box::pin(async move { Err(ToolError::new(format!("Invalid arguments: {e}"))) })
-            }
-        }
+        let fut = typed(arguments).map(|args| (self.0)(ctx, args));
+        Box::pin(async move { fut?.await.map(IntoCallToolResult::into_call_tool_result) })
     }
 }
 
@@ -176,21 +174,14 @@ where
         ctx: RequestContext,
         arguments: Value,
     ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        match serde_json::from_value::<A>(arguments) {
-            Ok(args) => {
-                let fut = (self.0)(ctx, args);
-                Box::pin(async move {
-                    let out = fut.await?;
-                    let value = serde_json::to_value(out).map_err(|e| {
-                        ToolError::from(Error::internal(format!("output did not serialize: {e}")))
-                    })?;
-                    Ok(CallToolResult::structured(value))
-                })
-            }
-            Err(e) => {
-                Box::pin(async move { Err(ToolError::new(format!("Invalid arguments: {e}"))) })
-            }
-        }
+        let fut = typed(arguments).map(|args| (self.0)(ctx, args));
+        Box::pin(async move {
+            let out = fut?.await?;
+            let value = serde_json::to_value(out).map_err(|e| {
+                ToolError::from(Error::internal(format!("output did not serialize: {e}")))
+            })?;
+            Ok(CallToolResult::structured(value))
+        })
     }
 }
 
