@@ -6,7 +6,7 @@ use stateless_mcp::StreamableHttp;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::support::{
-    Client, Exchange, TestServer, VERSION, fixtures_server, schema, sse_payloads, start,
+    Client, Exchange, TestServer, VERSION, checked_messages, fixtures_server, schema, start,
     start_http, start_router, with_meta,
 };
 
@@ -90,19 +90,7 @@ async fn raw_post(
         payload.to_vec()
     };
     let body = String::from_utf8(payload).unwrap();
-    let messages: Vec<Value> = if header("content-type").starts_with("text/event-stream") {
-        sse_payloads(&body)
-            .iter()
-            .map(|p| serde_json::from_str(p).unwrap())
-            .collect()
-    } else if body.is_empty() {
-        Vec::new()
-    } else {
-        vec![serde_json::from_str(&body).unwrap()]
-    };
-    for m in &messages {
-        schema::check_message(m, method);
-    }
+    let messages = checked_messages(header("content-type"), &body, method);
     RawReply {
         status,
         headers,

@@ -155,6 +155,34 @@ pub fn sse_payloads(body: &str) -> Vec<String> {
     out
 }
 
+/// The JSON-RPC messages of a response body (one JSON object, or SSE `data:` payloads), each
+/// checked against the schema; `method` is the request they answer, if known.
+pub fn checked_messages(content_type: &str, body: &str, method: Option<&str>) -> Vec<Value> {
+    let messages: Vec<Value> = if content_type.starts_with("text/event-stream") {
+        sse_payloads(body)
+            .iter()
+            .map(|p| {
+                serde_json::from_str(p)
+                    .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {p}"))
+            })
+            .collect()
+    } else if body.is_empty() {
+        Vec::new()
+    } else {
+        assert!(
+            content_type.starts_with("application/json"),
+            "unexpected content type {content_type:?} for {body}"
+        );
+        vec![
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("body is not JSON ({e}): {body}")),
+        ]
+    };
+    for m in &messages {
+        schema::check_message(m, method);
+    }
+    messages
+}
+
 /// A client that sends well-formed requests and checks every reply against the schema.
 #[derive(Clone)]
 pub struct Client {
@@ -242,29 +270,7 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
-        let messages: Vec<Value> = if ct.starts_with("text/event-stream") {
-            sse_payloads(&body)
-                .iter()
-                .map(|p| {
-                    serde_json::from_str(p)
-                        .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {p}"))
-                })
-                .collect()
-        } else if body.is_empty() {
-            Vec::new()
-        } else {
-            assert!(
-                ct.starts_with("application/json"),
-                "unexpected content type {ct:?} for {body}"
-            );
-            vec![
-                serde_json::from_str(&body)
-                    .unwrap_or_else(|e| panic!("body is not JSON ({e}): {body}")),
-            ]
-        };
-        for m in &messages {
-            schema::check_message(m, method);
-        }
+        let messages = checked_messages(&ct, &body, method);
         Exchange {
             status,
             headers,
