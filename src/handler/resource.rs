@@ -87,33 +87,9 @@ impl ResourceDef {
         }
     }
 
-    /// Sets the description.
-    pub fn description(mut self, d: impl Into<String>) -> Self {
-        self.resource.description = Some(d.into());
-        self
-    }
-
-    /// Sets the display title.
-    pub fn title(mut self, t: impl Into<String>) -> Self {
-        self.resource.title = Some(t.into());
-        self
-    }
-
-    /// Sets the MIME type.
-    pub fn mime_type(mut self, m: impl Into<String>) -> Self {
-        self.resource.mime_type = Some(m.into());
-        self
-    }
-
     /// Sets the size in bytes.
     pub fn size(mut self, size: u64) -> Self {
         self.resource.size = Some(size);
-        self
-    }
-
-    /// Overrides the server's `ttlMs`/`cacheScope` for reads of this resource.
-    pub fn cache(mut self, policy: CachePolicy) -> Self {
-        self.cache = Some(policy);
         self
     }
 
@@ -161,30 +137,6 @@ impl ResourceTemplateDef {
         }
     }
 
-    /// Sets the description.
-    pub fn description(mut self, d: impl Into<String>) -> Self {
-        self.template.description = Some(d.into());
-        self
-    }
-
-    /// Sets the display title.
-    pub fn title(mut self, t: impl Into<String>) -> Self {
-        self.template.title = Some(t.into());
-        self
-    }
-
-    /// Sets the MIME type of matching resources.
-    pub fn mime_type(mut self, m: impl Into<String>) -> Self {
-        self.template.mime_type = Some(m.into());
-        self
-    }
-
-    /// Overrides the server's `ttlMs`/`cacheScope` for reads through this template.
-    pub fn cache(mut self, policy: CachePolicy) -> Self {
-        self.cache = Some(policy);
-        self
-    }
-
     /// The reader: `f(ctx, uri, vars)`. Return `Error::resource_not_found(uri)` for a URI
     /// that matches the template but names nothing.
     pub fn handler<F, Fut, R>(mut self, f: F) -> Self
@@ -203,6 +155,40 @@ impl ResourceTemplateDef {
         self
     }
 }
+
+/// The setters resource and template definitions share.
+macro_rules! common_setters {
+    ($def:ty, $field:ident) => {
+        impl $def {
+            /// Sets the description.
+            pub fn description(mut self, d: impl Into<String>) -> Self {
+                self.$field.description = Some(d.into());
+                self
+            }
+
+            /// Sets the display title.
+            pub fn title(mut self, t: impl Into<String>) -> Self {
+                self.$field.title = Some(t.into());
+                self
+            }
+
+            /// Sets the MIME type (of matching resources, for a template).
+            pub fn mime_type(mut self, m: impl Into<String>) -> Self {
+                self.$field.mime_type = Some(m.into());
+                self
+            }
+
+            /// Overrides the server's `ttlMs`/`cacheScope` for the reads it serves.
+            pub fn cache(mut self, policy: CachePolicy) -> Self {
+                self.cache = Some(policy);
+                self
+            }
+        }
+    };
+}
+
+common_setters!(ResourceDef, resource);
+common_setters!(ResourceTemplateDef, template);
 
 /// A template compiled for matching, with its reader.
 pub(crate) struct CompiledTemplate {
