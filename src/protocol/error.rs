@@ -70,6 +70,15 @@ impl ErrorCode {
             _ => 400,
         }
     }
+
+    /// The HTTP status for any wire code: codes outside this revision's set are client
+    /// faults (400).
+    pub const fn status_of(code: i32) -> u16 {
+        match Self::from_code(code) {
+            Some(c) => c.http_status(),
+            None => 400,
+        }
+    }
 }
 
 /// A JSON-RPC error object: `{code, message, data?}`.
@@ -167,7 +176,7 @@ impl ErrorObject {
 
     /// The HTTP status this error is answered with.
     pub fn http_status(&self) -> u16 {
-        self.kind().map_or(400, ErrorCode::http_status)
+        ErrorCode::status_of(self.code)
     }
 }
 

@@ -16,8 +16,6 @@ mod service;
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 pub use builder::ServerBuilder;
 pub use mirror::{Mirrored, MirroredHeaders};
 pub use outcome::{Outcome, Reply, Running};
@@ -68,10 +66,5 @@ impl Server {
     /// The server's implementation info (sent in every result's `_meta`).
     pub fn server_info(&self) -> &Implementation {
         &self.inner.server_info
-    }
-
-    /// The encoded `server/discover` result.
-    pub fn discover_json(&self) -> Bytes {
-        Bytes::copy_from_slice(self.inner.discover.get().as_bytes())
     }
 }

@@ -7,7 +7,7 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::protocol::{ErrorObject, ErrorResponse, RequestId, ResponseRef};
+use crate::protocol::{ErrorCode, ErrorObject, ErrorResponse, RequestId, ResponseRef};
 
 /// One encoded JSON-RPC response.
 #[derive(Clone, PartialEq, Eq)]
@@ -43,6 +43,11 @@ impl Reply {
                 )
             }
         }
+    }
+
+    /// The HTTP status this reply is sent with: 200, or the one its error code calls for.
+    pub fn http_status(&self) -> u16 {
+        self.error_code.map_or(200, ErrorCode::status_of)
     }
 
     /// An error response (no `id` when it could not be read).

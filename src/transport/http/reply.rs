@@ -13,7 +13,6 @@ use http::{HeaderValue, StatusCode, header};
 use tokio::sync::mpsc;
 
 use super::negotiate::Accepts;
-use crate::protocol::ErrorCode;
 use crate::server::{Outcome, Reply, Running};
 
 /// The response for an outcome.
@@ -54,11 +53,7 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
 
 /// One JSON response, with the status the error code calls for.
 pub(crate) fn json(reply: Reply) -> Response {
-    let status = reply
-        .error_code
-        .map(|c| ErrorCode::from_code(c).map_or(400, ErrorCode::http_status))
-        .and_then(|s| StatusCode::from_u16(s).ok())
-        .unwrap_or(StatusCode::OK);
+    let status = StatusCode::from_u16(reply.http_status()).unwrap_or(StatusCode::OK);
     (
         status,
         [(
