@@ -23,25 +23,6 @@ pub trait ResourceHandler: Send + Sync + 'static {
     ) -> BoxFuture<'static, Result<ReadResourceResult, Error>>;
 }
 
-struct Fixed<F>(F);
-
-impl<F, Fut, R> ResourceHandler for Fixed<F>
-where
-    F: Fn(RequestContext, String) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, Error>> + Send + 'static,
-    R: Into<ReadResourceResult>,
-{
-    fn read(
-        &self,
-        ctx: RequestContext,
-        uri: String,
-        _vars: TemplateVars,
-    ) -> BoxFuture<'static, Result<ReadResourceResult, Error>> {
-        let fut = (self.0)(ctx, uri);
-        Box::pin(async move { fut.await.map(Into::into) })
-    }
-}
-
 struct Templated<F>(F);
 
 impl<F, Fut, R> ResourceHandler for Templated<F>
@@ -69,14 +50,6 @@ pub struct ResourceDef {
     pub(crate) handler: Option<Arc<dyn ResourceHandler>>,
 }
 
-impl fmt::Debug for ResourceDef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceDef")
-            .field("resource", &self.resource)
-            .finish_non_exhaustive()
-    }
-}
-
 impl ResourceDef {
     /// A resource at `uri` called `name`.
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
@@ -100,13 +73,7 @@ impl ResourceDef {
         Fut: Future<Output = Result<R, Error>> + Send + 'static,
         R: Into<ReadResourceResult>,
     {
-        self.handler = Some(Arc::new(Fixed(f)));
-        self
-    }
-
-    /// A reader implementing [`ResourceHandler`] directly.
-    pub fn with_handler(mut self, h: impl ResourceHandler) -> Self {
-        self.handler = Some(Arc::new(h));
+        self.handler = Some(Arc::new(Templated(move |ctx, uri, _vars| f(ctx, uri))));
         self
     }
 }
@@ -117,14 +84,6 @@ pub struct ResourceTemplateDef {
     pub(crate) template: ResourceTemplate,
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Option<Arc<dyn ResourceHandler>>,
-}
-
-impl fmt::Debug for ResourceTemplateDef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceTemplateDef")
-            .field("template", &self.template)
-            .finish_non_exhaustive()
-    }
 }
 
 impl ResourceTemplateDef {
@@ -148,15 +107,9 @@ impl ResourceTemplateDef {
         self.handler = Some(Arc::new(Templated(f)));
         self
     }
-
-    /// A reader implementing [`ResourceHandler`] directly.
-    pub fn with_handler(mut self, h: impl ResourceHandler) -> Self {
-        self.handler = Some(Arc::new(h));
-        self
-    }
 }
 
-/// The setters resource and template definitions share.
+/// The setters, direct-handler hook and `Debug` that resource and template definitions share.
 macro_rules! common_setters {
     ($def:ty, $field:ident) => {
         impl $def {
@@ -182,6 +135,20 @@ macro_rules! common_setters {
             pub fn cache(mut self, policy: CachePolicy) -> Self {
                 self.cache = Some(policy);
                 self
+            }
+
+            /// A reader implementing [`ResourceHandler`] directly.
+            pub fn with_handler(mut self, h: impl ResourceHandler) -> Self {
+                self.handler = Some(Arc::new(h));
+                self
+            }
+        }
+
+        impl fmt::Debug for $def {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($def))
+                    .field(stringify!($field), &self.$field)
+                    .finish_non_exhaustive()
             }
         }
     };

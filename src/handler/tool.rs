@@ -160,31 +160,6 @@ where
     }
 }
 
-struct StructuredFn<F, A>(F, PhantomData<fn(A)>);
-
-impl<F, Fut, A, O> ToolHandler for StructuredFn<F, A>
-where
-    F: Fn(RequestContext, A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
-    A: DeserializeOwned + 'static,
-    O: Serialize,
-{
-    fn call(
-        &self,
-        ctx: RequestContext,
-        arguments: Value,
-    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        let fut = typed(arguments).map(|args| (self.0)(ctx, args));
-        Box::pin(async move {
-            let out = fut?.await?;
-            let value = serde_json::to_value(out).map_err(|e| {
-                ToolError::from(Error::internal(format!("output did not serialize: {e}")))
-            })?;
-            Ok(CallToolResult::structured(value))
-        })
-    }
-}
-
 /// The JSON Schema of `T` as an object (2020-12, as schemars generates it).
 pub(crate) fn schema_object<T: JsonSchema>() -> JsonObject {
     match serde_json::to_value(schemars::schema_for!(T)) {
@@ -303,7 +278,16 @@ impl ToolDef {
     {
         self.tool.input_schema = schema_object::<A>();
         self.tool.output_schema = Some(schema_object::<O>());
-        self.handler = Some(Arc::new(StructuredFn(f, PhantomData)));
+        let structured = move |ctx, args: A| {
+            let fut = f(ctx, args);
+            async move {
+                let value = serde_json::to_value(fut.await?).map_err(|e| {
+                    ToolError::from(Error::internal(format!("output did not serialize: {e}")))
+                })?;
+                Ok(CallToolResult::structured(value))
+            }
+        };
+        self.handler = Some(Arc::new(TypedFn(structured, PhantomData)));
         self
     }
 
