@@ -4,8 +4,6 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde_json::Value;
-
 use crate::protocol::{ClientCapabilities, ErrorObject};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -29,10 +27,14 @@ pub enum ErrorKind {
 }
 
 /// The crate's error: an opaque value with a [`ErrorKind`], a message and an optional source.
+///
+/// Errors a client caused carry the wire error they are answered with, built by the same
+/// [`ErrorObject`] constructors dispatch uses; server-side failures never reach the wire in
+/// detail.
 pub struct Error {
     kind: ErrorKind,
     message: Cow<'static, str>,
-    data: Option<Value>,
+    wire: Option<ErrorObject>,
     source: Option<BoxError>,
 }
 
@@ -41,37 +43,47 @@ impl Error {
         Error {
             kind,
             message: message.into(),
-            data: None,
+            wire: None,
+            source: None,
+        }
+    }
+
+    fn answered(kind: ErrorKind, wire: ErrorObject) -> Self {
+        Error {
+            kind,
+            message: wire.message.clone(),
+            wire: Some(wire),
             source: None,
         }
     }
 
     /// Invalid params (`-32602`), with a message the client can act on.
     pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
-        Self::new(ErrorKind::InvalidParams, message)
+        Self::answered(
+            ErrorKind::InvalidParams,
+            ErrorObject::invalid_params(message),
+        )
     }
 
     /// The resource `uri` does not exist (`-32602` with `data.uri`).
     pub fn resource_not_found(uri: impl Into<String>) -> Self {
-        let uri = uri.into();
-        let mut e = Self::new(ErrorKind::NotFound, "Resource not found");
-        e.data = Some(serde_json::json!({ "uri": uri }));
-        e
+        Self::answered(
+            ErrorKind::NotFound,
+            ErrorObject::resource_not_found(&uri.into()),
+        )
     }
 
     /// Something named does not exist (`-32602`).
     pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
-        Self::new(ErrorKind::NotFound, message)
+        Self::answered(ErrorKind::NotFound, ErrorObject::invalid_params(message))
     }
 
     /// The request needs `required` from the client (`-32021`).
     pub fn missing_client_capability(required: &ClientCapabilities) -> Self {
-        let mut e = Self::new(
+        Self::answered(
             ErrorKind::MissingClientCapability,
-            "Missing required client capability",
-        );
-        e.data = Some(serde_json::json!({ "requiredCapabilities": required }));
-        e
+            ErrorObject::missing_client_capability(required),
+        )
     }
 
     /// An internal failure (`-32603`). The message is logged; the client sees a generic one.
@@ -111,20 +123,9 @@ impl Error {
 
     /// The error object sent on the wire for this error.
     pub(crate) fn to_wire(&self) -> ErrorObject {
-        match self.kind {
-            ErrorKind::InvalidParams | ErrorKind::NotFound => match &self.data {
-                Some(d) => ErrorObject::invalid_params_with(self.message.clone(), d.clone()),
-                None => ErrorObject::invalid_params(self.message.clone()),
-            },
-            ErrorKind::MissingClientCapability => {
-                let mut e = ErrorObject::missing_client_capability(&ClientCapabilities::default());
-                e.data = self.data.clone();
-                e
-            }
-            ErrorKind::Internal | ErrorKind::InvalidDefinition | ErrorKind::Io => {
-                ErrorObject::internal_error("Internal error")
-            }
-        }
+        self.wire
+            .clone()
+            .unwrap_or_else(|| ErrorObject::internal_error("Internal error"))
     }
 }
 
