@@ -91,16 +91,14 @@ fn optional_string<'a>(
 fn removed_method(method: &str, supported: &[&str]) -> ErrorObject {
     let mut e = ErrorObject::method_not_found(
         method,
-        "removed in protocol revision 2026-07-28; send requests with params._meta instead",
-    );
-    e.data = Some(json!({
-        "method": method,
-        "reason": format!(
+        format!(
             "{method} was removed in protocol revision 2026-07-28; this server supports {}",
             supported.join(", ")
         ),
-        "supported": supported,
-    }));
+    );
+    if let Some(Value::Object(data)) = &mut e.data {
+        data.insert("supported".into(), json!(supported));
+    }
     e
 }
 
