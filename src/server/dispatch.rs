@@ -275,7 +275,7 @@ impl Server {
             }
             PROMPTS_GET => {
                 self.gate(!reg.prompts.is_empty(), method, "prompts")?;
-                self.get_prompt(id, meta, params, &view, extensions)
+                self.get_prompt(id, meta, &view, extensions)
             }
             COMPLETION_COMPLETE => {
                 self.gate(reg.completion.is_some(), method, "completions")?;
@@ -405,15 +405,9 @@ impl Server {
         &self,
         id: &RequestId,
         meta: RequestMeta,
-        params: Option<&RawValue>,
         view: &ParamsView<'_>,
         extensions: Extensions,
     ) -> Result<Outcome, ErrorObject> {
-        #[derive(Deserialize)]
-        struct Args {
-            #[serde(default)]
-            arguments: Option<BTreeMap<String, String>>,
-        }
         let name = string_field(view.name, "name")?;
         let prompt = self.inner.registry.prompt(&name).ok_or_else(|| {
             ErrorObject::invalid_params_with(
@@ -421,14 +415,13 @@ impl Server {
                 json!({ "name": name }),
             )
         })?;
-        let arguments = match params {
-            Some(p) if view.arguments.is_some() => serde_json::from_str::<Args>(p.get())
+        let arguments = match view.arguments {
+            Some(raw) => serde_json::from_str::<Option<BTreeMap<String, String>>>(raw.get())
                 .map_err(|_| {
                     ErrorObject::invalid_params("params.arguments must map names to strings")
                 })?
-                .arguments
                 .unwrap_or_default(),
-            _ => BTreeMap::new(),
+            None => BTreeMap::new(),
         };
         let missing: Vec<&str> = PromptDef::required_arguments(&prompt.prompt)
             .filter(|a| !arguments.contains_key(*a))
