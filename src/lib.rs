@@ -87,7 +87,7 @@ pub mod transport;
 
 pub use error::{Error, ErrorKind};
 pub use handler::{
-    PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, ToolDef, ToolError,
+    Principal, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, ToolDef, ToolError,
 };
 pub use server::{Server, ServerBuilder};
 pub use transport::http::StreamableHttp;

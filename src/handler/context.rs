@@ -92,6 +92,12 @@ impl RequestContext {
         &self.inner.extensions
     }
 
+    /// The authenticated caller, when an authentication layer put one into the request's
+    /// extensions.
+    pub fn principal(&self) -> Option<&super::Principal> {
+        self.inner.extensions.get::<super::Principal>()
+    }
+
     /// Cancelled when the client goes away (on HTTP: closes the connection) or the request
     /// is otherwise abandoned. Spawned work should watch it.
     pub fn cancellation(&self) -> &CancellationToken {

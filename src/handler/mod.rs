@@ -4,6 +4,7 @@
 mod completion;
 mod context;
 pub(crate) mod header_rules;
+mod principal;
 mod prompt;
 pub(crate) mod registry;
 mod resource;
@@ -12,6 +13,7 @@ mod uri_template;
 
 pub use completion::CompletionHandler;
 pub use context::RequestContext;
+pub use principal::Principal;
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
 pub use tool::{IntoCallToolResult, ToolDef, ToolError, ToolHandler};
