@@ -81,13 +81,14 @@ mod error;
 pub mod app;
 pub mod fixtures;
 pub mod handler;
+pub mod notify;
 pub mod protocol;
 pub mod server;
 pub mod transport;
 
 pub use error::{Error, ErrorKind};
 pub use handler::{
-    Principal, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, ToolDef, ToolError,
+    HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, ToolDef, ToolError,
 };
-pub use server::{Server, ServerBuilder};
+pub use server::{Server, ServerBuilder, StateKeys};
 pub use transport::http::StreamableHttp;
