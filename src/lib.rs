@@ -88,7 +88,8 @@ pub mod transport;
 
 pub use error::{Error, ErrorKind};
 pub use handler::{
-    HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, ToolDef, ToolError,
+    HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
+    ResourceTemplateDef, ToolDef, ToolError,
 };
 pub use server::{Server, ServerBuilder, StateKeys};
 pub use transport::http::StreamableHttp;

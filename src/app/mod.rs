@@ -11,8 +11,8 @@ use axum::serve::ListenerExt as _;
 
 pub use config::{Config, Fixtures};
 
-use crate::protocol::{CachePolicy, CacheScope, Implementation};
 use crate::notify::{MemoryBus, Notifier};
+use crate::protocol::{CachePolicy, CacheScope, Implementation};
 use crate::server::ListenLimits;
 use crate::{Error, Server, StreamableHttp, fixtures};
 

@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::input::Input;
 use crate::notify::Notifier;
 use crate::protocol::{
-    ClientCapabilities, Implementation, InputRequest, LOG_MESSAGE_METHOD, LogMessageParams, LoggingLevel,
-    Notification, PROGRESS_METHOD, ProgressParams, RequestId, RequestMeta,
+    ClientCapabilities, Implementation, InputRequest, LOG_MESSAGE_METHOD, LogMessageParams,
+    LoggingLevel, Notification, PROGRESS_METHOD, ProgressParams, RequestId, RequestMeta,
 };
 
 /// The request a handler serves: its id, the client's self-description, a way to report

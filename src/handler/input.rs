@@ -83,17 +83,30 @@ impl InputRequired {
 
     /// Asks the user to fill a form (`requestedSchema` must be a flat object of primitive
     /// properties). Never for secrets.
-    pub fn elicit_form(self, key: impl Into<String>, message: impl Into<String>, schema: Value) -> Self {
+    pub fn elicit_form(
+        self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Self {
         let schema = match schema {
             Value::Object(o) => o,
             _ => JsonObject::new(),
         };
-        self.request(key, InputRequest::Elicit(ElicitParams::form(message, schema)))
+        self.request(
+            key,
+            InputRequest::Elicit(ElicitParams::form(message, schema)),
+        )
     }
 
     /// Asks the user to visit `url` (an out-of-band step such as a login or payment). The
     /// client answers `accept` without content; record what you need in the state.
-    pub fn elicit_url(self, key: impl Into<String>, message: impl Into<String>, url: impl Into<String>) -> Self {
+    pub fn elicit_url(
+        self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Self {
         self.request(key, InputRequest::Elicit(ElicitParams::url(message, url)))
     }
 
@@ -120,7 +133,10 @@ impl InputRequired {
     }
 
     /// The capabilities `caps` lacks for these requests, if any.
-    pub(crate) fn missing_capabilities(&self, caps: &ClientCapabilities) -> Option<ClientCapabilities> {
+    pub(crate) fn missing_capabilities(
+        &self,
+        caps: &ClientCapabilities,
+    ) -> Option<ClientCapabilities> {
         let mut required = ClientCapabilities::default();
         let mut missing = false;
         for request in self.requests.values().filter(|r| !r.supported_by(caps)) {
@@ -226,18 +242,20 @@ impl Input {
 
 /// Reads `inputResponses` as it arrived: absent is empty; anything but an object whose
 /// values are objects is structurally invalid (`-32602`).
-pub(crate) fn parse_responses(raw: Option<&serde_json::value::RawValue>) -> Result<JsonObject, crate::protocol::ErrorObject> {
+pub(crate) fn parse_responses(
+    raw: Option<&serde_json::value::RawValue>,
+) -> Result<JsonObject, crate::protocol::ErrorObject> {
     let Some(raw) = raw else {
         return Ok(JsonObject::new());
     };
     let invalid = |why: &str| {
-        crate::protocol::ErrorObject::invalid_params(format!(
-            "Invalid inputResponses: {why}"
-        ))
+        crate::protocol::ErrorObject::invalid_params(format!("Invalid inputResponses: {why}"))
     };
     match serde_json::from_str::<Value>(raw.get()) {
         Ok(Value::Object(map)) => match map.iter().find(|(_, v)| !v.is_object()) {
-            Some((k, _)) => Err(invalid(&format!("the response under {k:?} must be an object"))),
+            Some((k, _)) => Err(invalid(&format!(
+                "the response under {k:?} must be an object"
+            ))),
             None => Ok(map),
         },
         _ => Err(invalid("it must be an object mapping keys to responses")),
@@ -301,11 +319,13 @@ mod tests {
         let sampling_only = ClientCapabilities::sampling();
         let missing = ask.missing_capabilities(&sampling_only).unwrap();
         let missing = serde_json::to_value(missing).unwrap();
-        assert_eq!(missing, json!({"elicitation": {"form": {}, "url": {}}, "roots": {}}));
-        let all: ClientCapabilities = serde_json::from_value(
-            json!({"elicitation": {"form": {}, "url": {}}, "roots": {}}),
-        )
-        .unwrap();
+        assert_eq!(
+            missing,
+            json!({"elicitation": {"form": {}, "url": {}}, "roots": {}})
+        );
+        let all: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {"form": {}, "url": {}}, "roots": {}}))
+                .unwrap();
         assert!(ask.missing_capabilities(&all).is_none());
     }
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::context::RequestContext;
-use super::uri_template::{TemplateVars, UriTemplate};
 use super::input::HandlerError;
+use super::uri_template::{TemplateVars, UriTemplate};
 use crate::protocol::{CachePolicy, ReadResourceResult, Resource, ResourceTemplate};
 
 /// Reads a resource. `vars` are the template variables the URI bound (empty for a fixed

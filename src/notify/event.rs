@@ -31,7 +31,9 @@ mod tests {
 
     #[test]
     fn wire_format_is_documented_json() {
-        let e = ChangeEvent::ResourceUpdated { uri: "file:///a".into() };
+        let e = ChangeEvent::ResourceUpdated {
+            uri: "file:///a".into(),
+        };
         let text = serde_json::to_string(&e).unwrap();
         assert_eq!(text, r#"{"type":"resource_updated","uri":"file:///a"}"#);
         assert_eq!(serde_json::from_str::<ChangeEvent>(&text).unwrap(), e);

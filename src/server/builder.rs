@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::lists::Lists;
 use super::listen::{ListenLimits, Listeners};
+use super::lists::Lists;
 use super::seal::{DEFAULT_STATE_TTL, StateKeys};
 use super::{Inner, Server};
 use crate::Error;
 use crate::handler::registry::{Definitions, Registry};
-use crate::notify::Notifier;
 use crate::handler::{CompletionHandler, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
+use crate::notify::Notifier;
 use crate::protocol::{
     CachePolicy, DiscoverResult, Implementation, JsonObject, LATEST_PROTOCOL_VERSION,
     ListChangedCapability, ResourcesCapability, ResultMeta, ServerCapabilities,

@@ -22,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::listen::{self, Honoured};
-use super::seal::Binding;
 use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Reply, Running};
+use super::seal::Binding;
 use crate::Error;
 use crate::handler::input::{Stop, parse_responses};
 use crate::handler::{Input, InputRequired, Principal, PromptDef, RequestContext};
@@ -50,12 +50,22 @@ struct ParamsView<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     cursor: Option<&'a RawValue>,
-    #[serde(rename = "inputResponses", borrow, default)]
+    #[serde(
+        rename = "inputResponses",
+        borrow,
+        default,
+        deserialize_with = "present"
+    )]
     input_responses: Option<&'a RawValue>,
-    #[serde(rename = "requestState", borrow, default)]
+    #[serde(rename = "requestState", borrow, default, deserialize_with = "present")]
     request_state: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     notifications: Option<&'a RawValue>,
+}
+
+/// A member that is present, even as `null` (which plain `Option` would read as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 fn classify_unparsable(e: &serde_json::Error) -> ErrorObject {
@@ -377,7 +387,8 @@ impl Server {
             result.meta = self.inner.result_meta.clone();
             return Ok(Outcome::Ready(Reply::result(id, &result)));
         }
-        let (binding, input) = self.retry_input(TOOLS_CALL, &name, &arguments, view, &extensions)?;
+        let (binding, input) =
+            self.retry_input(TOOLS_CALL, &name, &arguments, view, &extensions)?;
         let handler = tool.handler.clone();
         let output = tool.output_validator.clone();
         Ok(self.run(
@@ -468,8 +479,7 @@ impl Server {
             ));
         }
         let salient = serde_json::to_value(&arguments).unwrap_or_default();
-        let (binding, input) =
-            self.retry_input(PROMPTS_GET, &name, &salient, view, &extensions)?;
+        let (binding, input) = self.retry_input(PROMPTS_GET, &name, &salient, view, &extensions)?;
         let handler = prompt.handler.clone();
         Ok(self.run(
             id.clone(),
@@ -503,17 +513,13 @@ impl Server {
         let Some(handler) = reg.completion.clone() else {
             return Err(not_advertised(COMPLETION_COMPLETE, "completions"));
         };
-        Ok(self.run(
-            id.clone(),
-            meta,
-            extensions,
-            None,
-            move |ctx| async move {
+        Ok(
+            self.run(id.clone(), meta, extensions, None, move |ctx| async move {
                 let mut result = handler.complete(ctx, request).await.map_err(Stop::Error)?;
                 result.enforce_limit();
                 Ok(result)
-            },
-        ))
+            }),
+        )
     }
 
     /// Reads what a retry brings: `inputResponses` (structure checked) and `requestState`
@@ -635,8 +641,16 @@ impl Server {
             return Err(Error::missing_client_capability(&required));
         }
         let state = match ask.state {
-            Some(Ok(value)) => Some(self.inner.state_keys.seal(binding, value, self.inner.state_ttl)?),
-            Some(Err(e)) => return Err(Error::internal(format!("requestState did not serialize: {e}"))),
+            Some(Ok(value)) => Some(self.inner.state_keys.seal(
+                binding,
+                value,
+                self.inner.state_ttl,
+            )?),
+            Some(Err(e)) => {
+                return Err(Error::internal(format!(
+                    "requestState did not serialize: {e}"
+                )));
+            }
             None => None,
         };
         let requests = (!ask.requests.is_empty()).then_some(ask.requests);

@@ -140,10 +140,13 @@ pub(crate) fn filter(
     raw: Option<&RawValue>,
     honoured: &Honoured,
 ) -> Result<SubscriptionFilter, ErrorObject> {
-    let raw = raw.ok_or_else(|| ErrorObject::invalid_params("Missing required params.notifications"))?;
+    let raw =
+        raw.ok_or_else(|| ErrorObject::invalid_params("Missing required params.notifications"))?;
     let asked: SubscriptionFilter =
         crate::protocol::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
-            .map_err(|e| ErrorObject::invalid_params(format!("Invalid params.notifications: {e}")))?;
+            .map_err(|e| {
+                ErrorObject::invalid_params(format!("Invalid params.notifications: {e}"))
+            })?;
     let uris = asked.resource_subscriptions.unwrap_or_default();
     if uris.len() > MAX_RESOURCE_SUBSCRIPTIONS {
         return Err(ErrorObject::invalid_params(format!(
@@ -173,9 +176,7 @@ pub(crate) fn filter(
 fn covers(subscribed: &str, updated: &str) -> bool {
     match updated.strip_prefix(subscribed) {
         Some("") => true,
-        Some(rest) => {
-            subscribed.ends_with('/') || rest.starts_with(['/', '?', '#'])
-        }
+        Some(rest) => subscribed.ends_with('/') || rest.starts_with(['/', '?', '#']),
         None => false,
     }
 }
@@ -211,7 +212,8 @@ impl State {
 
     fn list_changed(&mut self, method: &'static str) {
         let meta = self.meta();
-        self.pending.push_back(encode(method, ListChangedParams { meta }));
+        self.pending
+            .push_back(encode(method, ListChangedParams { meta }));
     }
 
     fn updated(&mut self, uri: &str) {
@@ -259,7 +261,12 @@ impl State {
                 if resources {
                     self.list_changed(RESOURCES_LIST_CHANGED);
                 }
-                for uri in self.filter.resource_subscriptions.clone().unwrap_or_default() {
+                for uri in self
+                    .filter
+                    .resource_subscriptions
+                    .clone()
+                    .unwrap_or_default()
+                {
                     self.updated(&uri);
                 }
             }
@@ -269,7 +276,8 @@ impl State {
     fn close(&mut self) {
         let mut result = SubscriptionsListenResult::new(self.id.clone());
         result.meta.server_info = Some(self.server_info.clone());
-        self.pending.push_back(Reply::result(&self.id, &result).body);
+        self.pending
+            .push_back(Reply::result(&self.id, &result).body);
         self.done = true;
     }
 
@@ -389,12 +397,24 @@ mod tests {
             serde_json::to_value(&f).unwrap(),
             serde_json::json!({"toolsListChanged": true, "resourceSubscriptions": ["file:///a"]})
         );
-        for bad in [r#"[]"#, r#"{"resourceSubscriptions":["nope"]}"#, r#"{"toolsListChanged":1}"#] {
+        for bad in [
+            r#"[]"#,
+            r#"{"resourceSubscriptions":["nope"]}"#,
+            r#"{"toolsListChanged":1}"#,
+        ] {
             let raw = RawValue::from_string(bad.into()).unwrap();
-            let h = Honoured { tools: true, prompts: true, resources: true };
+            let h = Honoured {
+                tools: true,
+                prompts: true,
+                resources: true,
+            };
             assert_eq!(filter(Some(&raw), &h).unwrap_err().code, -32602, "{bad}");
         }
-        let h = Honoured { tools: true, prompts: true, resources: true };
+        let h = Honoured {
+            tools: true,
+            prompts: true,
+            resources: true,
+        };
         assert!(filter(None, &h).is_err());
     }
 }

@@ -19,8 +19,8 @@ mod service;
 use std::sync::Arc;
 
 pub use builder::ServerBuilder;
-pub use mirror::{Mirrored, MirroredHeaders};
 pub use listen::{Listen, ListenLimits, MAX_RESOURCE_SUBSCRIPTIONS};
+pub use mirror::{Mirrored, MirroredHeaders};
 pub use outcome::{Outcome, Reply, Running};
 pub use seal::{DEFAULT_STATE_TTL, MAX_STATE_BYTES, MAX_TOKEN_BYTES, StateKeys, StateKeysError};
 pub use service::Incoming;

@@ -180,9 +180,7 @@ impl FromStr for StateKeys {
                 .iter()
                 .find_map(|e| e.decode(b64.trim()).ok())
                 .or_else(|| URL_SAFE_NO_PAD.decode(b64.trim()).ok())
-                .ok_or_else(|| {
-                    StateKeysError(format!("state key {id:?} is not valid base64"))
-                })?;
+                .ok_or_else(|| StateKeysError(format!("state key {id:?} is not valid base64")))?;
             let key: [u8; KEY_LEN] = bytes.try_into().map_err(|b: Vec<u8>| {
                 StateKeysError(format!(
                     "state key {id:?} has {} bytes; it must have {KEY_LEN}",
@@ -382,10 +380,7 @@ impl StateKeys {
         if opened.m != binding.method {
             return Err(rejected(
                 "wrong_method",
-                format!(
-                    "it was issued for {}, not {}",
-                    opened.m, binding.method
-                ),
+                format!("it was issued for {}, not {}", opened.m, binding.method),
             ));
         }
         if opened.d != binding.digest {
@@ -422,11 +417,19 @@ mod tests {
     const K2: &str = "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
 
     fn binding() -> Binding {
-        Binding::new("tools/call", "book", &json!({"b": 1, "a": [1, {"y": 2, "x": 1}]}), None)
+        Binding::new(
+            "tools/call",
+            "book",
+            &json!({"b": 1, "a": [1, {"y": 2, "x": 1}]}),
+            None,
+        )
     }
 
     fn reason(e: &ErrorObject) -> String {
-        e.data.as_ref().unwrap()["reason"].as_str().unwrap().to_owned()
+        e.data.as_ref().unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     #[test]
@@ -459,11 +462,21 @@ mod tests {
         assert_eq!(reason(&keys.open(&flipped, &b).unwrap_err()), "tampered");
         let relabelled = token.replacen("v1.k1.", "v1.k2.", 1);
         assert_eq!(
-            reason(&ring(&format!("{K2},{K1}")).open(&relabelled, &b).unwrap_err()),
+            reason(
+                &ring(&format!("{K2},{K1}"))
+                    .open(&relabelled, &b)
+                    .unwrap_err()
+            ),
             "tampered"
         );
-        assert_eq!(reason(&ring(K2).open(&token, &b).unwrap_err()), "unknown_key");
-        assert_eq!(reason(&keys.open("v2.k1.AAAA", &b).unwrap_err()), "malformed");
+        assert_eq!(
+            reason(&ring(K2).open(&token, &b).unwrap_err()),
+            "unknown_key"
+        );
+        assert_eq!(
+            reason(&keys.open("v2.k1.AAAA", &b).unwrap_err()),
+            "malformed"
+        );
         assert_eq!(
             reason(&keys.open(&"x".repeat(MAX_TOKEN_BYTES + 1), &b).unwrap_err()),
             "too_large"
@@ -477,17 +490,31 @@ mod tests {
         let bob = Principal::new("bob").with_issuer("https://as");
         let args = json!({});
         let for_alice = Binding::new("tools/call", "t", &args, Some(&alice));
-        let token = keys.seal(&for_alice, json!(null), DEFAULT_STATE_TTL).unwrap();
+        let token = keys
+            .seal(&for_alice, json!(null), DEFAULT_STATE_TTL)
+            .unwrap();
         assert!(keys.open(&token, &for_alice).is_ok());
         let cases = [
-            (Binding::new("prompts/get", "t", &args, Some(&alice)), "wrong_method"),
-            (Binding::new("tools/call", "u", &args, Some(&alice)), "wrong_params"),
+            (
+                Binding::new("prompts/get", "t", &args, Some(&alice)),
+                "wrong_method",
+            ),
+            (
+                Binding::new("tools/call", "u", &args, Some(&alice)),
+                "wrong_params",
+            ),
             (
                 Binding::new("tools/call", "t", &json!({"a": 1}), Some(&alice)),
                 "wrong_params",
             ),
-            (Binding::new("tools/call", "t", &args, Some(&bob)), "wrong_principal"),
-            (Binding::new("tools/call", "t", &args, None), "wrong_principal"),
+            (
+                Binding::new("tools/call", "t", &args, Some(&bob)),
+                "wrong_principal",
+            ),
+            (
+                Binding::new("tools/call", "t", &args, None),
+                "wrong_principal",
+            ),
         ];
         for (b, why) in cases {
             assert_eq!(reason(&keys.open(&token, &b).unwrap_err()), why);
@@ -505,12 +532,19 @@ mod tests {
     #[test]
     fn rotation_old_keys_open_newest_seals() {
         let old = ring(K1);
-        let token = old.seal(&binding(), json!("old"), DEFAULT_STATE_TTL).unwrap();
+        let token = old
+            .seal(&binding(), json!("old"), DEFAULT_STATE_TTL)
+            .unwrap();
         let rotated = ring(&format!("{K2},{K1}"));
         assert_eq!(rotated.open(&token, &binding()).unwrap(), json!("old"));
-        let fresh = rotated.seal(&binding(), json!("new"), DEFAULT_STATE_TTL).unwrap();
+        let fresh = rotated
+            .seal(&binding(), json!("new"), DEFAULT_STATE_TTL)
+            .unwrap();
         assert!(fresh.starts_with("v1.k2."));
-        assert_eq!(reason(&old.open(&fresh, &binding()).unwrap_err()), "unknown_key");
+        assert_eq!(
+            reason(&old.open(&fresh, &binding()).unwrap_err()),
+            "unknown_key"
+        );
     }
 
     #[test]
@@ -518,7 +552,13 @@ mod tests {
         let keys = ring(K1);
         let big = json!("x".repeat(MAX_STATE_BYTES));
         assert!(keys.seal(&binding(), big, DEFAULT_STATE_TTL).is_err());
-        for bad in ["", "k1", "k1:zz", "k1:AAAA", "bad id:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="] {
+        for bad in [
+            "",
+            "k1",
+            "k1:zz",
+            "k1:AAAA",
+            "bad id:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+        ] {
             assert!(bad.parse::<StateKeys>().is_err(), "{bad}");
         }
         assert!(format!("{K1},{K1}").parse::<StateKeys>().is_err());

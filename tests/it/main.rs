@@ -11,5 +11,7 @@ mod handlers;
 mod http_edges;
 mod interop_python;
 mod ladder;
+mod listen;
+mod mrtr;
 mod pagination;
 mod robustness;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod listen;
 pub mod process;
 pub mod schema;
 
