@@ -10,6 +10,7 @@ mod golden;
 mod handlers;
 mod http_edges;
 mod interop_python;
+mod interop_typescript;
 mod ladder;
 mod listen;
 mod mrtr;
