@@ -89,6 +89,7 @@ async fn main() {
         .args(["--listen", "127.0.0.1:0", "--fixtures", "conformance"])
         .args(["--max-listen-streams", &(streams + 10).to_string()])
         .env("MCP_LOG", "warn,stateless_mcp::app=info")
+        .env("NO_COLOR", "1")
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
