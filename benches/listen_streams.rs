@@ -55,7 +55,9 @@ fn request(port: u16, id: usize, method: &str, params: &str) -> String {
 
 /// Opens one listen stream and returns it once acknowledged.
 async fn listen(port: u16, id: usize) -> BufReader<TcpStream> {
-    let mut tcp = TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+    let mut tcp = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
     let req = request(
         port,
         id,
@@ -83,8 +85,9 @@ async fn wait_for(reader: &mut BufReader<TcpStream>, needle: &str) {
 #[tokio::main]
 async fn main() {
     let streams = arg("--streams", 10_000);
-    let bin = std::env::var("STATELESS_MCP_BIN")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/stateless-mcp").into());
+    let bin = std::env::var("STATELESS_MCP_BIN").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/stateless-mcp").into()
+    });
     let mut child = Command::new(&bin)
         .args(["--listen", "127.0.0.1:0", "--fixtures", "conformance"])
         .args(["--max-listen-streams", &(streams + 10).to_string()])
@@ -97,7 +100,11 @@ async fn main() {
     let pid = child.id().expect("pid");
     let mut logs = BufReader::new(child.stderr.take().expect("stderr")).lines();
     let port: u16 = loop {
-        let line = logs.next_line().await.unwrap().expect("the server logs its address");
+        let line = logs
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the server logs its address");
         if let Some(rest) = line.split("address=").nth(1) {
             let addr = rest.split_whitespace().next().unwrap();
             break addr.rsplit(':').next().unwrap().parse().unwrap();
@@ -114,7 +121,8 @@ async fn main() {
     let started = Instant::now();
     let mut open = Vec::with_capacity(streams);
     for batch in (0..streams).collect::<Vec<_>>().chunks(250) {
-        let opened = futures_util::future::join_all(batch.iter().map(|&i| listen(port, 1000 + i))).await;
+        let opened =
+            futures_util::future::join_all(batch.iter().map(|&i| listen(port, 1000 + i))).await;
         open.extend(opened);
     }
     let open_time = started.elapsed();
@@ -123,14 +131,25 @@ async fn main() {
     let per_stream = (after.saturating_sub(before) as f64 * 1024.0) / streams as f64;
     println!("streams open:            {streams} (in {open_time:.2?})");
     println!("server RSS before/after: {before} KiB / {after} KiB");
-    println!("memory per open stream:  {per_stream:.0} bytes ({:.2} KiB)", per_stream / 1024.0);
+    println!(
+        "memory per open stream:  {per_stream:.0} bytes ({:.2} KiB)",
+        per_stream / 1024.0
+    );
 
     // Fan-out: one event, every stream.
     let mut tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let started = Instant::now();
-    tcp.write_all(request(port, 1, "tools/call", r#""name":"test_trigger_tool_change","arguments":{},"#).as_bytes())
-        .await
-        .unwrap();
+    tcp.write_all(
+        request(
+            port,
+            1,
+            "tools/call",
+            r#""name":"test_trigger_tool_change","arguments":{},"#,
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
     let mut buf = [0u8; 4096];
     let _ = tcp.read(&mut buf).await.unwrap();
     let waits = open.iter_mut().map(|r| wait_for(r, "tools/list_changed"));

@@ -28,117 +28,107 @@ pub struct RequestContext {
 
 #[derive(Debug)]
 struct Inner {
-    id: RequestId,
-    method: &'static str,
-    meta: RequestMeta,
-    extensions: Extensions,
-    cancellation: CancellationToken,
-    events: Option<mpsc::Sender<Bytes>>,
+    parts: ContextParts,
     last_progress: std::sync::Mutex<Option<f64>>,
-    input: Input,
-    notifier: Notifier,
+}
+
+/// Everything dispatch knows about a request when it hands it to a handler.
+#[derive(Debug)]
+pub(crate) struct ContextParts {
+    pub(crate) id: RequestId,
+    pub(crate) method: &'static str,
+    pub(crate) meta: RequestMeta,
+    pub(crate) extensions: Extensions,
+    pub(crate) cancellation: CancellationToken,
+    pub(crate) events: Option<mpsc::Sender<Bytes>>,
+    pub(crate) input: Input,
+    pub(crate) notifier: Notifier,
 }
 
 impl RequestContext {
-    pub(crate) fn new(
-        id: RequestId,
-        method: &'static str,
-        meta: RequestMeta,
-        extensions: Extensions,
-        cancellation: CancellationToken,
-        events: Option<mpsc::Sender<Bytes>>,
-        input: Input,
-        notifier: Notifier,
-    ) -> Self {
+    pub(crate) fn new(parts: ContextParts) -> Self {
         RequestContext {
             inner: Arc::new(Inner {
-                id,
-                method,
-                meta,
-                extensions,
-                cancellation,
-                events,
+                parts,
                 last_progress: std::sync::Mutex::new(None),
-                input,
-                notifier,
             }),
         }
     }
 
     /// The JSON-RPC id of the request.
     pub fn request_id(&self) -> &RequestId {
-        &self.inner.id
+        &self.inner.parts.id
     }
 
     /// The method being served, e.g. `tools/call`.
     pub fn method(&self) -> &'static str {
-        self.inner.method
+        self.inner.parts.method
     }
 
     /// The protocol version the request declared.
     pub fn protocol_version(&self) -> &str {
-        &self.inner.meta.protocol_version
+        &self.inner.parts.meta.protocol_version
     }
 
     /// The capabilities the client declared on this request.
     pub fn client_capabilities(&self) -> &ClientCapabilities {
-        &self.inner.meta.client_capabilities
+        &self.inner.parts.meta.client_capabilities
     }
 
     /// The client's self-reported implementation, if sent. For display and logs only.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.meta.client_info.as_ref()
+        self.inner.parts.meta.client_info.as_ref()
     }
 
     /// The whole validated `_meta` of the request.
     pub fn meta(&self) -> &RequestMeta {
-        &self.inner.meta
+        &self.inner.parts.meta
     }
 
     /// The transport's request extensions (e.g. the authenticated principal).
     pub fn extensions(&self) -> &Extensions {
-        &self.inner.extensions
+        &self.inner.parts.extensions
     }
 
     /// What the client sent back on a multi-round-trip retry: `inputResponses` and the
     /// handler's verified state. Empty on a first attempt (and for methods that cannot ask
     /// for input).
     pub fn input(&self) -> &Input {
-        &self.inner.input
+        &self.inner.parts.input
     }
 
     /// Whether the client declared, on this request, the capability `request` needs
     /// (elicitation modes included). The server refuses to send one it did not declare.
     pub fn can_ask(&self, request: &InputRequest) -> bool {
-        request.supported_by(&self.inner.meta.client_capabilities)
+        request.supported_by(&self.inner.parts.meta.client_capabilities)
     }
 
     /// Announces changes (list changed, resource updated) to listening clients on every
     /// replica.
     pub fn notifier(&self) -> &Notifier {
-        &self.inner.notifier
+        &self.inner.parts.notifier
     }
 
     /// The authenticated caller, when an authentication layer put one into the request's
     /// extensions.
     pub fn principal(&self) -> Option<&super::Principal> {
-        self.inner.extensions.get::<super::Principal>()
+        self.inner.parts.extensions.get::<super::Principal>()
     }
 
     /// Cancelled when the client goes away (on HTTP: closes the connection) or the request
     /// is otherwise abandoned. Spawned work should watch it.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.inner.cancellation
+        &self.inner.parts.cancellation
     }
 
     /// Whether the request has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancellation.is_cancelled()
+        self.inner.parts.cancellation.is_cancelled()
     }
 
     /// Whether the client asked for progress notifications (`_meta.progressToken`).
     pub fn wants_progress(&self) -> bool {
-        self.inner.meta.progress_token.is_some() && self.inner.events.is_some()
+        self.inner.parts.meta.progress_token.is_some() && self.inner.parts.events.is_some()
     }
 
     /// Reports progress on the request's own stream.
@@ -146,7 +136,7 @@ impl RequestContext {
     /// Sent only when the request carried a `progressToken`; `progress` must increase, and a
     /// value that does not is dropped. Waits while the client reads slowly (bounded buffer).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let Some(token) = self.inner.meta.progress_token.clone() else {
+        let Some(token) = self.inner.parts.meta.progress_token.clone() else {
             return;
         };
         {
@@ -168,7 +158,7 @@ impl RequestContext {
     /// Sends a log message on the request's own stream, if the request asked for log messages
     /// (`_meta["io.modelcontextprotocol/logLevel"]`) at or below `level`.
     pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
-        match self.inner.meta.log_level {
+        match self.inner.parts.meta.log_level {
             Some(min) if level >= min => {}
             _ => return,
         }
@@ -178,7 +168,9 @@ impl RequestContext {
     }
 
     async fn emit<T: Serialize>(&self, message: &T) {
-        let Some(tx) = &self.inner.events else { return };
+        let Some(tx) = &self.inner.parts.events else {
+            return;
+        };
         match serde_json::to_vec(message) {
             Ok(bytes) => {
                 // A closed receiver means the response is complete or the client left.

@@ -2,7 +2,7 @@
 //! request context they receive, and the registry that freezes them when the server is built.
 
 mod completion;
-mod context;
+pub(crate) mod context;
 pub(crate) mod header_rules;
 pub(crate) mod input;
 mod principal;

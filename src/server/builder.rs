@@ -190,11 +190,9 @@ impl ServerBuilder {
         };
         let capabilities = ServerCapabilities {
             tools: (!registry.tools.is_empty()).then(list_changed),
-            resources: registry.has_resources().then(|| {
-                let mut r = ResourcesCapability::default();
-                r.subscribe = Some(true);
-                r.list_changed = Some(true);
-                r
+            resources: registry.has_resources().then_some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true),
             }),
             prompts: (!registry.prompts.is_empty()).then(list_changed),
             completions: registry.completion.is_some().then(JsonObject::new),
@@ -241,7 +239,7 @@ impl ServerBuilder {
 /// `{"listChanged": true}`: listen streams deliver list changes announced through the
 /// notifier.
 fn list_changed() -> ListChangedCapability {
-    let mut c = ListChangedCapability::default();
-    c.list_changed = Some(true);
-    c
+    ListChangedCapability {
+        list_changed: Some(true),
+    }
 }

@@ -26,6 +26,7 @@ use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Reply, Running};
 use super::seal::Binding;
 use crate::Error;
+use crate::handler::context::ContextParts;
 use crate::handler::input::{Stop, parse_responses};
 use crate::handler::{Input, InputRequired, Principal, PromptDef, RequestContext};
 use crate::protocol::methods::{self, *};
@@ -570,16 +571,16 @@ impl Server {
             None => (None, Input::default()),
         };
         let caps = meta.client_capabilities.clone();
-        let ctx = RequestContext::new(
-            id.clone(),
-            binding.as_ref().map_or(COMPLETION_COMPLETE, |b| b.method),
+        let ctx = RequestContext::new(ContextParts {
+            id: id.clone(),
+            method: binding.as_ref().map_or(COMPLETION_COMPLETE, |b| b.method),
             meta,
             extensions,
-            token.clone(),
-            Some(tx),
+            cancellation: token.clone(),
+            events: Some(tx),
             input,
-            self.inner.notifier.clone(),
-        );
+            notifier: self.inner.notifier.clone(),
+        });
         let server = self.clone();
         let reply = async move {
             let _cancel_on_drop = token.drop_guard();

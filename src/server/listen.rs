@@ -162,12 +162,12 @@ pub(crate) fn filter(
         )));
     }
     let keep = |asked: Option<bool>, ok: bool| (asked == Some(true) && ok).then_some(true);
-    let mut out = SubscriptionFilter::default();
-    out.tools_list_changed = keep(asked.tools_list_changed, honoured.tools);
-    out.prompts_list_changed = keep(asked.prompts_list_changed, honoured.prompts);
-    out.resources_list_changed = keep(asked.resources_list_changed, honoured.resources);
-    out.resource_subscriptions = (honoured.resources && !uris.is_empty()).then_some(uris);
-    Ok(out)
+    Ok(SubscriptionFilter {
+        tools_list_changed: keep(asked.tools_list_changed, honoured.tools),
+        prompts_list_changed: keep(asked.prompts_list_changed, honoured.prompts),
+        resources_list_changed: keep(asked.resources_list_changed, honoured.resources),
+        resource_subscriptions: (honoured.resources && !uris.is_empty()).then_some(uris),
+    })
 }
 
 /// Whether an update of `updated` concerns a subscription to `subscribed`: the same URI, or

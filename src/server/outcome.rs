@@ -88,6 +88,7 @@ impl fmt::Debug for Running {
 
 /// The outcome of handing one message to the server.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Outcome {
     /// A notification was accepted; nothing is sent back (HTTP: 202, empty body).
     Accepted,
