@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::support::process::{root, spawn_server, tool};
+use crate::support::process::{root, run_program, spawn_server, tool};
 
 fn suite() -> (std::path::PathBuf, std::path::PathBuf) {
     let node = tool(
@@ -21,18 +21,7 @@ fn suite() -> (std::path::PathBuf, std::path::PathBuf) {
 
 fn run(args: &[&str]) -> (bool, String) {
     let (node, js) = suite();
-    let out = Command::new(node)
-        .arg(js)
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the conformance suite runs");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    run_program(Command::new(node).arg(js).args(args).current_dir(root()))
 }
 
 /// Every scenario 2026-07-28 requires passes (the expected-failures list is empty); the suite
@@ -53,7 +42,6 @@ fn required_scenarios_pass() {
         "-o",
         results.to_str().unwrap(),
     ]);
-    println!("{text}");
     assert!(ok, "conformance suite failed:\n{text}");
     assert!(text.contains("Baseline check passed"), "{text}");
 }
@@ -72,7 +60,6 @@ fn the_whole_suite_passes_including_unscored_scenarios() {
         "--spec-version",
         "2026-07-28",
     ]);
-    println!("{text}");
     assert!(ok, "conformance suite failed:\n{text}");
     for scenario in [
         "http-header-validation",

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::support::process::{ServerProcess, root, spawn_server, tool};
+use crate::support::process::{ServerProcess, root, run_interop_client, spawn_server, tool};
 
 /// Runs `tests/interop/python/<script> URL` and asserts every step passed.
 fn run_python_client(script: &str, server: &ServerProcess) {
@@ -14,22 +14,12 @@ fn run_python_client(script: &str, server: &ServerProcess) {
         "target/test-tools/pyvenv/bin/python",
         "a Python with mcp==2.3.0",
     );
-    let out = Command::new(python)
-        .arg(root().join("tests/interop/python").join(script))
-        .arg(&server.url)
-        .output()
-        .expect("the Python interop client runs");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    run_interop_client(
+        Command::new(python)
+            .arg(root().join("tests/interop/python").join(script))
+            .arg(&server.url),
+        &format!("Python SDK interop ({script})"),
     );
-    println!("{text}");
-    assert!(
-        out.status.success(),
-        "Python SDK interop ({script}) failed:\n{text}"
-    );
-    assert!(text.contains(" 0 failed"), "{text}");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::support::process::{root, spawn_server, tool};
+use crate::support::process::{root, run_interop_client, spawn_server, tool};
 
 #[test]
 fn typescript_sdk_client_listens_and_completes_input_required_rounds() {
@@ -20,21 +20,11 @@ fn typescript_sdk_client_listens_and_completes_input_required_rounds() {
         "the TypeScript SDK client @modelcontextprotocol/client",
     );
     let server = spawn_server(&["--fixtures", "conformance"]);
-    let out = Command::new(node)
-        .arg(root().join("tests/interop/typescript/listen.mjs"))
-        .arg(&server.url)
-        .arg(client)
-        .output()
-        .expect("the TypeScript interop client runs");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    run_interop_client(
+        Command::new(node)
+            .arg(root().join("tests/interop/typescript/listen.mjs"))
+            .arg(&server.url)
+            .arg(client),
+        "TypeScript SDK interop",
     );
-    println!("{text}");
-    assert!(
-        out.status.success(),
-        "TypeScript SDK interop failed:\n{text}"
-    );
-    assert!(text.contains(" 0 failed"), "{text}");
 }

@@ -71,3 +71,23 @@ pub fn tool(env: &str, default: &str, what: &str) -> PathBuf {
     );
     path
 }
+
+/// Runs `cmd` to completion: whether it succeeded, and its stdout and stderr (also printed,
+/// so a failing test shows them).
+pub fn run_program(cmd: &mut Command) -> (bool, String) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?} runs: {e}"));
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{text}");
+    (out.status.success(), text)
+}
+
+/// Runs an interop client that prints `N passed, M failed`, and asserts every step passed.
+pub fn run_interop_client(cmd: &mut Command, what: &str) {
+    let (ok, text) = run_program(cmd);
+    assert!(ok, "{what} failed:\n{text}");
+    assert!(text.contains(" 0 failed"), "{what}:\n{text}");
+}
