@@ -205,6 +205,7 @@ impl Server {
             }
         };
         let meta = RequestMeta::from_raw(view.meta)?;
+        crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {
             m.check_protocol_version(&meta.protocol_version)?;
         }

@@ -1,0 +1,289 @@
+//! One span and one set of metrics per MCP request.
+//!
+//! The transport opens a [`RequestProbe`] when a request arrives: it creates the request's
+//! span (fields named after the OpenTelemetry MCP semantic conventions, filled in by
+//! [`on_request`] once dispatch has read the body) and counts the request in flight. The
+//! probe records the request's outcome and duration when the final response is produced, or
+//! `cancelled` when the client goes away first.
+//!
+//! Arguments, results and credentials are never recorded.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use http::{Extensions, HeaderMap};
+use metrics::SharedString;
+use serde_json::value::RawValue;
+use tracing::Span;
+use tracing::field::{Empty, display};
+
+use super::TraceParent;
+use super::metrics::{RequestOutcome, record_request_finished, record_request_started};
+use crate::protocol::methods::{self, PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
+use crate::protocol::{RequestId, RequestMeta};
+
+/// The `method` label of requests whose `Mcp-Method` names no known method.
+const OTHER: &str = "_other";
+
+/// Every method this revision serves, for bounded `method` labels.
+const KNOWN_METHODS: &[&str] = &[
+    methods::DISCOVER,
+    methods::TOOLS_LIST,
+    methods::TOOLS_CALL,
+    methods::RESOURCES_LIST,
+    methods::RESOURCE_TEMPLATES_LIST,
+    methods::RESOURCES_READ,
+    methods::PROMPTS_LIST,
+    methods::PROMPTS_GET,
+    methods::COMPLETION_COMPLETE,
+    methods::SUBSCRIPTIONS_LISTEN,
+];
+
+fn method_label(header: Option<&str>) -> &'static str {
+    match header {
+        None => "",
+        Some(m) => KNOWN_METHODS
+            .iter()
+            .copied()
+            .find(|k| *k == m)
+            .unwrap_or(OTHER),
+    }
+}
+
+/// Opens [`RequestProbe`]s; built once per endpoint with the registry's tool and prompt
+/// names, which are the only names that become label values.
+#[derive(Debug, Clone, Default)]
+pub struct RequestObserver {
+    names: Arc<Names>,
+}
+
+#[derive(Debug, Default)]
+struct Names {
+    tools: HashMap<Box<str>, SharedString>,
+    prompts: HashMap<Box<str>, SharedString>,
+}
+
+fn table<'a>(names: impl IntoIterator<Item = &'a str>) -> HashMap<Box<str>, SharedString> {
+    names
+        .into_iter()
+        .map(|n| (n.into(), SharedString::from(Arc::<str>::from(n))))
+        .collect()
+}
+
+impl RequestObserver {
+    /// An observer labelling requests with these tool and prompt names (others are `_other`).
+    pub fn new<'a>(
+        tools: impl IntoIterator<Item = &'a str>,
+        prompts: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        RequestObserver {
+            names: Arc::new(Names {
+                tools: table(tools),
+                prompts: table(prompts),
+            }),
+        }
+    }
+
+    fn name_label(&self, method: &str, name: Option<&str>) -> SharedString {
+        let table = match method {
+            TOOLS_CALL => &self.names.tools,
+            PROMPTS_GET => &self.names.prompts,
+            _ => return SharedString::const_str(""),
+        };
+        name.and_then(|n| table.get(n))
+            .cloned()
+            .unwrap_or(SharedString::const_str(OTHER))
+    }
+
+    /// Starts observing a request, labelled from its `Mcp-Method` and `Mcp-Name` headers
+    /// (dispatch rejects a request whose headers differ from its body).
+    pub fn start(&self, headers: &HeaderMap) -> RequestProbe {
+        let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+        let method = method_label(header("mcp-method"));
+        let name = self.name_label(method, header("mcp-name"));
+        let span = tracing::info_span!(
+            "mcp.request",
+            otel.kind = "server",
+            mcp.method.name = Empty,
+            gen_ai.operation.name = Empty,
+            gen_ai.tool.name = Empty,
+            gen_ai.prompt.name = Empty,
+            mcp.resource.uri = Empty,
+            jsonrpc.request.id = Empty,
+            mcp.protocol.version = Empty,
+            mcp.client.name = Empty,
+            network.transport = "tcp",
+            network.protocol.name = "http",
+            trace_id = Empty,
+            parent_span_id = Empty,
+            error.type = Empty,
+        );
+        record_request_started();
+        RequestProbe {
+            finish: Some(Finish {
+                method,
+                name,
+                started: Instant::now(),
+                outcome: None,
+                span: span.clone(),
+            }),
+            span,
+        }
+    }
+}
+
+/// One request under observation. See the [module docs](self).
+#[derive(Debug)]
+pub struct RequestProbe {
+    span: Span,
+    finish: Option<Finish>,
+}
+
+impl RequestProbe {
+    /// The request's span.
+    pub fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// Records `outcome` now, unless an outcome was already recorded or handed to
+    /// [`RequestProbe::track`].
+    pub fn finish(&mut self, outcome: RequestOutcome) {
+        if let Some(mut f) = self.finish.take() {
+            f.outcome = Some(outcome);
+        }
+    }
+
+    /// Hands the outcome to a running reply: when `reply` resolves, `error_code` reads its
+    /// JSON-RPC error code (`None` for a result) and the outcome is recorded; if the reply is
+    /// dropped first, the outcome is `cancelled`. The reply runs inside the request's span.
+    pub fn track<F>(
+        &mut self,
+        reply: F,
+        error_code: fn(&F::Output) -> Option<i32>,
+    ) -> impl Future<Output = F::Output> + Send + 'static
+    where
+        F: Future + Send + 'static,
+    {
+        let finish = self.finish.take();
+        let fut = async move {
+            let mut finish = finish;
+            let out = reply.await;
+            if let Some(f) = finish.as_mut() {
+                f.outcome = Some(error_code(&out).map_or(RequestOutcome::Ok, RequestOutcome::Error));
+            }
+            drop(finish);
+            out
+        };
+        tracing::Instrument::instrument(fut, self.span.clone())
+    }
+}
+
+#[derive(Debug)]
+struct Finish {
+    method: &'static str,
+    name: SharedString,
+    started: Instant,
+    outcome: Option<RequestOutcome>,
+    span: Span,
+}
+
+impl Drop for Finish {
+    fn drop(&mut self) {
+        let outcome = self.outcome.unwrap_or(RequestOutcome::Cancelled);
+        let elapsed = self.started.elapsed();
+        record_request_finished(self.method, self.name.clone(), outcome, elapsed);
+        if !self.span.is_disabled() {
+            if !matches!(outcome, RequestOutcome::Ok | RequestOutcome::Accepted) {
+                self.span.record("error.type", outcome.as_str());
+            }
+            tracing::debug!(
+                parent: &self.span,
+                outcome = outcome.as_str(),
+                duration_ms = elapsed.as_secs_f64() * 1000.0,
+                "request finished"
+            );
+        }
+    }
+}
+
+fn string(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
+    serde_json::from_str(raw?.get()).ok()
+}
+
+/// Fills in the current request span once dispatch has read the request: method, id,
+/// protocol version, client name, the tool/prompt name or resource URI, and the trace
+/// context (from `_meta.traceparent`, else from the HTTP `traceparent` header that the
+/// transport put in `extensions` as a [`TraceParent`]).
+///
+/// A no-op when no request span is current (e.g. logging is off).
+pub(crate) fn on_request(
+    id: &RequestId,
+    method: &str,
+    meta: &RequestMeta,
+    name: Option<&RawValue>,
+    uri: Option<&RawValue>,
+    extensions: &Extensions,
+) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    span.record("mcp.method.name", method);
+    span.record("jsonrpc.request.id", display(id));
+    span.record("mcp.protocol.version", meta.protocol_version.as_str());
+    if let Some(info) = &meta.client_info {
+        span.record("mcp.client.name", info.name.as_str());
+    }
+    match method {
+        TOOLS_CALL => {
+            span.record("gen_ai.operation.name", "execute_tool");
+            if let Some(n) = string(name) {
+                span.record("gen_ai.tool.name", &*n);
+            }
+        }
+        PROMPTS_GET => {
+            if let Some(n) = string(name) {
+                span.record("gen_ai.prompt.name", &*n);
+            }
+        }
+        RESOURCES_READ => {
+            if let Some(u) = string(uri) {
+                span.record("mcp.resource.uri", &*u);
+            }
+        }
+        _ => {}
+    }
+    let parent = meta
+        .traceparent
+        .as_deref()
+        .and_then(TraceParent::parse)
+        .or_else(|| extensions.get::<TraceParent>().copied());
+    if let Some(tp) = parent {
+        span.record("trace_id", tp.trace_id());
+        span.record("parent_span_id", tp.parent_id());
+    }
+}
+
+/// The HTTP `traceparent` header, parsed, for [`on_request`] to fall back on.
+pub fn traceparent_header(headers: &HeaderMap) -> Option<TraceParent> {
+    TraceParent::parse(headers.get("traceparent")?.to_str().ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_bounded() {
+        let obs = RequestObserver::new(["echo"], ["greet"]);
+        assert_eq!(method_label(Some("tools/call")), "tools/call");
+        assert_eq!(method_label(Some("anything/else")), OTHER);
+        assert_eq!(method_label(None), "");
+        assert_eq!(&*obs.name_label(TOOLS_CALL, Some("echo")), "echo");
+        assert_eq!(&*obs.name_label(TOOLS_CALL, Some("greet")), OTHER);
+        assert_eq!(&*obs.name_label(PROMPTS_GET, Some("greet")), "greet");
+        assert_eq!(&*obs.name_label(methods::TOOLS_LIST, Some("echo")), "");
+    }
+}
