@@ -1,6 +1,13 @@
-//! The reference server's settings: every one a flag with an `MCP_` environment twin.
+//! The reference server's settings: every one a flag with an `MCP_` environment twin, and a
+//! key of the optional TOML config file (`--config`).
+//!
+//! Precedence: flag, then environment variable, then config file, then default. A setting
+//! that holds a secret carries `hide_env_values = true`: `--help` does not show its
+//! environment value and the effective configuration logged at start-up redacts it (see
+//! [`Config::effective`]). Mark every new secret setting that way.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
@@ -11,6 +18,15 @@ pub enum Fixtures {
     None,
     /// The demo toolset plus every fixture the official conformance suite calls by name.
     Conformance,
+}
+
+/// Format of the log lines written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, with the fields of the current spans.
+    Json,
 }
 
 /// Settings of the `stateless-mcp` reference server.
@@ -63,4 +79,42 @@ pub struct Config {
     /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `stateless_mcp=debug`.
     #[arg(long, env = "MCP_LOG", default_value = "info")]
     pub log: String,
+
+    /// Log line format on stderr: `text` or `json`.
+    #[arg(long, env = "MCP_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Separate address for `/metrics`, `/healthz` and `/readyz`. Default: served on
+    /// `--listen` next to the MCP endpoint.
+    #[arg(long, env = "MCP_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+
+    /// Seconds between SIGTERM and closing the listener, while `/readyz` answers 503 so the
+    /// load balancer stops sending new requests.
+    #[arg(long, env = "MCP_DRAIN_DELAY_SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub drain_delay_secs: u64,
+
+    /// Seconds in-flight requests get to finish once the listener is closed; then the
+    /// process exits anyway.
+    #[arg(long, env = "MCP_SHUTDOWN_TIMEOUT_SECS", default_value_t = 25, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub shutdown_timeout_secs: u64,
+
+    /// requestState sealing keys, `KID:BASE64KEY` comma-separated, newest first; every
+    /// replica needs the same list.
+    #[arg(
+        long,
+        env = "MCP_STATE_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub state_keys: Vec<String>,
+
+    /// TOML file of settings (keys are the flag names, e.g. `page_size = 50`); flags and
+    /// environment variables override it.
+    #[arg(long, env = "MCP_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Where each setting came from (filled by [`Config::load_from`]).
+    #[arg(skip)]
+    pub(crate) sources: super::load::Sources,
 }

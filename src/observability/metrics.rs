@@ -36,7 +36,9 @@
 
 use std::time::Duration;
 
-use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
 
 use crate::protocol::ErrorCode;
 
@@ -133,21 +135,45 @@ impl RequestOutcome {
 /// Registers the description and unit of every metric with the installed recorder (call
 /// once, after installing it).
 pub fn describe() {
-    describe_counter!(REQUESTS_TOTAL, "MCP requests handled, by method, name and outcome");
+    describe_counter!(
+        REQUESTS_TOTAL,
+        "MCP requests handled, by method, name and outcome"
+    );
     describe_histogram!(
         REQUEST_DURATION_SECONDS,
         Unit::Seconds,
         "Time from receiving an MCP request to producing its final response"
     );
-    describe_gauge!(REQUESTS_IN_FLIGHT, "MCP requests whose final response is not produced yet");
+    describe_gauge!(
+        REQUESTS_IN_FLIGHT,
+        "MCP requests whose final response is not produced yet"
+    );
     describe_gauge!(LISTEN_STREAMS_OPEN, "Open subscriptions/listen streams");
-    describe_counter!(NOTIFICATIONS_PUBLISHED_TOTAL, "Change events published to the bus, by kind");
-    describe_counter!(NOTIFICATIONS_DELIVERED_TOTAL, "Notifications written to listen streams, by kind");
-    describe_counter!(BUS_LAGGED_EVENTS_TOTAL, "Bus events missed by listen streams that fell behind");
+    describe_counter!(
+        NOTIFICATIONS_PUBLISHED_TOTAL,
+        "Change events published to the bus, by kind"
+    );
+    describe_counter!(
+        NOTIFICATIONS_DELIVERED_TOTAL,
+        "Notifications written to listen streams, by kind"
+    );
+    describe_counter!(
+        BUS_LAGGED_EVENTS_TOTAL,
+        "Bus events missed by listen streams that fell behind"
+    );
     describe_counter!(BUS_RECONNECTS_TOTAL, "Reconnections of the bus backend");
-    describe_gauge!(BUS_CONNECTED, "1 while the bus backend is connected, 0 otherwise");
-    describe_counter!(AUTH_FAILURES_TOTAL, "Requests refused by authentication or authorization, by reason");
-    describe_counter!(REQUEST_STATE_REJECTIONS_TOTAL, "requestState values refused when unsealing, by reason");
+    describe_gauge!(
+        BUS_CONNECTED,
+        "1 while the bus backend is connected, 0 otherwise"
+    );
+    describe_counter!(
+        AUTH_FAILURES_TOTAL,
+        "Requests refused by authentication or authorization, by reason"
+    );
+    describe_counter!(
+        REQUEST_STATE_REJECTIONS_TOTAL,
+        "requestState values refused when unsealing, by reason"
+    );
 }
 
 /// A request was received: one more in flight. Pair with [`record_request_finished`].

@@ -28,8 +28,11 @@ mod trace_context;
 
 pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
 #[cfg(feature = "prometheus")]
-pub use prometheus::{METRICS_PATH, PrometheusMetrics};
+pub use prometheus::PrometheusMetrics;
 pub use readiness::{Condition, Readiness};
 pub(crate) use request::on_request;
 pub use request::{RequestObserver, RequestProbe, traceparent_header};
 pub use trace_context::TraceParent;
+
+/// The path where the reference server serves its metrics (Prometheus text format).
+pub const METRICS_PATH: &str = "/metrics";

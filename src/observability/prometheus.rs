@@ -13,9 +13,6 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use super::metrics::{DURATION_BUCKETS, REQUEST_DURATION_SECONDS, describe};
 use crate::Error;
 
-/// The default path of the scrape endpoint.
-pub const METRICS_PATH: &str = "/metrics";
-
 /// The process-wide Prometheus recorder. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct PrometheusMetrics {
@@ -66,7 +63,7 @@ impl PrometheusMetrics {
         })
     }
 
-    /// A router serving the metrics at `path` (usually [`METRICS_PATH`]).
+    /// A router serving the metrics at `path` (usually [`super::METRICS_PATH`]).
     pub fn router<S>(&self, path: &str) -> Router<S>
     where
         S: Clone + Send + Sync + 'static,
@@ -77,7 +74,10 @@ impl PrometheusMetrics {
 
 async fn scrape(State(metrics): State<PrometheusMetrics>) -> Response {
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         metrics.render(),
     )
         .into_response()

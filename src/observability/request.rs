@@ -171,7 +171,8 @@ impl RequestProbe {
             let mut finish = finish;
             let out = reply.await;
             if let Some(f) = finish.as_mut() {
-                f.outcome = Some(error_code(&out).map_or(RequestOutcome::Ok, RequestOutcome::Error));
+                f.outcome =
+                    Some(error_code(&out).map_or(RequestOutcome::Ok, RequestOutcome::Error));
             }
             drop(finish);
             out

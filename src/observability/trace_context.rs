@@ -100,10 +100,9 @@ mod tests {
 
     #[test]
     fn accepts_future_versions_with_more_fields() {
-        let t = TraceParent::parse(
-            "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-whatever",
-        )
-        .unwrap();
+        let t =
+            TraceParent::parse("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-whatever")
+                .unwrap();
         assert!(!t.sampled());
     }
 

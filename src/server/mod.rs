@@ -65,7 +65,11 @@ impl Server {
 
     /// Names of the registered tools, in registration order.
     pub fn tool_names(&self) -> impl Iterator<Item = &str> {
-        self.inner.registry.tools.iter().map(|t| t.tool.name.as_str())
+        self.inner
+            .registry
+            .tools
+            .iter()
+            .map(|t| t.tool.name.as_str())
     }
 
     /// Names of the registered prompts, in registration order.

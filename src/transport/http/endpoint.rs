@@ -103,7 +103,11 @@ async fn process(ep: &Endpoint, request: Request, probe: &mut RequestProbe) -> R
             Outcome::Accepted
         }
         Outcome::Ready(reply) => {
-            probe.finish(reply.error_code.map_or(RequestOutcome::Ok, RequestOutcome::Error));
+            probe.finish(
+                reply
+                    .error_code
+                    .map_or(RequestOutcome::Ok, RequestOutcome::Error),
+            );
             Outcome::Ready(reply)
         }
         Outcome::Running(mut running) => {
