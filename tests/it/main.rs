@@ -11,5 +11,6 @@ mod handlers;
 mod http_edges;
 mod interop_python;
 mod ladder;
+mod observability;
 mod pagination;
 mod robustness;
