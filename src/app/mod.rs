@@ -125,7 +125,9 @@ fn spawn_serve(
 /// Installs the Prometheus recorder (with the `prometheus` feature) unless another recorder
 /// is installed, and logs the effective configuration with secrets redacted.
 pub async fn serve(config: Config) -> Result<(), Error> {
-    serve_until(config, drain::signal()).await
+    // Installed before anything listens, so an early SIGTERM still drains.
+    let signal = drain::signal();
+    serve_until(config, signal).await
 }
 
 /// Like [`serve`], draining when `signal` resolves instead of at SIGINT/SIGTERM (a second

@@ -6,6 +6,7 @@ mod support;
 mod basics;
 mod cancellation;
 mod conformance;
+mod drain;
 mod golden;
 mod handlers;
 mod http_edges;
