@@ -5,6 +5,7 @@ mod support;
 
 mod basics;
 mod cancellation;
+mod config;
 mod conformance;
 mod drain;
 mod golden;
