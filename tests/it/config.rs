@@ -45,10 +45,18 @@ fn bad_values_stop_start_up_naming_the_setting() {
     fails_naming(&["--listen", "localhost"], &[], &["--listen"]);
     fails_naming(&["--path", "mcp"], &[], &["--path (MCP_PATH)"]);
     fails_naming(&["--log", "a=b=c"], &[], &["--log (MCP_LOG)"]);
-    fails_naming(&[], &[("MCP_DRAIN_DELAY_SECS", "soon")], &["--drain-delay-secs", "soon"]);
+    fails_naming(
+        &[],
+        &[("MCP_DRAIN_DELAY_SECS", "soon")],
+        &["--drain-delay-secs", "soon"],
+    );
     fails_naming(&[], &[("MCP_LOG_FORMAT", "xml")], &["--log-format", "xml"]);
     let bad_key = ConfigFile::new("bad-key", "page_sise = 3\n");
-    fails_naming(&["--config", bad_key.path()], &[], &["unknown setting `page_sise`"]);
+    fails_naming(
+        &["--config", bad_key.path()],
+        &[],
+        &["unknown setting `page_sise`"],
+    );
     let bad_value = ConfigFile::new("bad-value", "keepalive_secs = 0\n");
     fails_naming(
         &["--config", bad_value.path()],
@@ -90,16 +98,32 @@ async fn file_then_environment_then_flags() {
     ] {
         assert!(line.contains(part), "{part} not in {line}");
     }
-    assert!(!lines.iter().any(|l| l.contains("ZW52LXNlY3JldA") || l.contains("ZmlsZS1zZWNyZXQ")));
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("ZW52LXNlY3JldA") || l.contains("ZmlsZS1zZWNyZXQ"))
+    );
 
     let client = Client::new(&srv.url);
     let x = client.request("tools/list", json!(1), Value::Null).await;
-    assert_eq!(x.result()["tools"].as_array().unwrap().len(), 2, "page_size from the file");
+    assert_eq!(
+        x.result()["tools"].as_array().unwrap().len(),
+        2,
+        "page_size from the file"
+    );
     assert!(x.result().get("nextCursor").is_some());
-    assert_eq!(x.result()["ttlMs"], 2222, "list_ttl_ms from the environment");
+    assert_eq!(
+        x.result()["ttlMs"],
+        2222,
+        "list_ttl_ms from the environment"
+    );
     let text = "x".repeat(2500);
     let x = client
-        .request("tools/call", json!(2), json!({"name": "echo", "arguments": {"text": text}}))
+        .request(
+            "tools/call",
+            json!(2),
+            json!({"name": "echo", "arguments": {"text": text}}),
+        )
         .await;
     assert_eq!(x.status, 200, "body_limit from the flag");
 }
@@ -110,10 +134,18 @@ fn help_documents_every_setting() {
     assert!(status.success());
     for arg in Config::command().get_arguments() {
         let Some(long) = arg.get_long() else { continue };
-        assert!(help.contains(&format!("--{long}")), "--{long} missing from --help");
+        assert!(
+            help.contains(&format!("--{long}")),
+            "--{long} missing from --help"
+        );
         if !matches!(long, "help" | "version") {
-            let env = arg.get_env().expect("every setting has an environment variable");
-            assert!(help.contains(&*env.to_string_lossy()), "{env:?} missing from --help");
+            let env = arg
+                .get_env()
+                .expect("every setting has an environment variable");
+            assert!(
+                help.contains(&*env.to_string_lossy()),
+                "{env:?} missing from --help"
+            );
             assert!(arg.get_help().is_some(), "--{long} has no help text");
         }
     }
@@ -163,7 +195,11 @@ fn readme_table_matches_the_flags() {
                 "README gives {flag} a default ({default}) that it does not have"
             );
         } else {
-            assert_eq!(default, &format!("`{}`", defaults.join(",")), "default of {flag}");
+            assert_eq!(
+                default,
+                &format!("`{}`", defaults.join(",")),
+                "default of {flag}"
+            );
         }
     }
     let documented: std::collections::BTreeSet<String> = rows.keys().cloned().collect();

@@ -7,6 +7,7 @@ mod basics;
 mod cancellation;
 mod config;
 mod conformance;
+mod deploy;
 mod drain;
 mod golden;
 mod handlers;
