@@ -66,6 +66,21 @@ pub const AUTH_FAILURES_TOTAL: &str = "mcp_auth_failures_total";
 /// Counter: `requestState` values refused when unsealing, by `reason`.
 pub const REQUEST_STATE_REJECTIONS_TOTAL: &str = "mcp_request_state_rejections_total";
 
+/// Every metric name above.
+pub const ALL: &[&str] = &[
+    REQUESTS_TOTAL,
+    REQUEST_DURATION_SECONDS,
+    REQUESTS_IN_FLIGHT,
+    LISTEN_STREAMS_OPEN,
+    NOTIFICATIONS_PUBLISHED_TOTAL,
+    NOTIFICATIONS_DELIVERED_TOTAL,
+    BUS_LAGGED_EVENTS_TOTAL,
+    BUS_RECONNECTS_TOTAL,
+    BUS_CONNECTED,
+    AUTH_FAILURES_TOTAL,
+    REQUEST_STATE_REJECTIONS_TOTAL,
+];
+
 /// Label: the MCP method.
 pub const LABEL_METHOD: &str = "method";
 /// Label: the tool or prompt name.

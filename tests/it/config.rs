@@ -66,7 +66,7 @@ fn bad_values_stop_start_up_naming_the_setting() {
     fails_naming(&["--no-such-flag"], &[], &["--no-such-flag"]);
 }
 
-fn effective<'a>(lines: &'a [String]) -> &'a str {
+fn effective(lines: &[String]) -> &str {
     lines
         .iter()
         .find(|l| l.contains("effective configuration"))

@@ -205,6 +205,24 @@ async fn request_spans_carry_the_callers_trace_id() {
     );
 }
 
+/// The README's metrics table lists exactly the metrics of `observability::metrics`.
+#[test]
+fn readme_lists_every_metric() {
+    let readme =
+        std::fs::read_to_string(crate::support::process::root().join("README.md")).unwrap();
+    let listed: std::collections::BTreeSet<String> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `mcp_"))
+        .filter_map(|rest| rest.split('`').next())
+        .map(|n| format!("mcp_{n}"))
+        .collect();
+    let declared: std::collections::BTreeSet<String> = stateless_mcp::observability::metrics::ALL
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(listed, declared);
+}
+
 #[tokio::test]
 async fn readyz_reports_named_conditions() {
     let readiness = Readiness::new();
