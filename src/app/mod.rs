@@ -163,8 +163,8 @@ pub async fn serve_until(
         Some(admin) => {
             let (listener, local) = bind(config.listen, "--listen").await?;
             let (admin_listener, admin_local) = bind(admin, "--admin-listen").await?;
-            tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
             tracing::info!(admin_address = %admin_local, "serving /healthz, /readyz and /metrics");
+            tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
             servers.push(spawn_serve(listener, mcp, shutdown.clone()));
             servers.push(spawn_serve(admin_listener, ops, shutdown.clone()));
         }

@@ -205,6 +205,46 @@ async fn request_spans_carry_the_callers_trace_id() {
     );
 }
 
+#[tokio::test]
+async fn admin_listen_moves_health_and_metrics_off_the_mcp_port() {
+    let srv = spawn_server(&["--admin-listen", "127.0.0.1:0"]);
+    let lines = srv.stderr_lines();
+    let admin = lines
+        .iter()
+        .find_map(|l| l.split("admin_address=").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no admin address logged in {lines:#?}"))
+        .to_owned();
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        let admin_status = reqwest::get(format!("http://{admin}{path}"))
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(admin_status, 200, "{path} on the admin port");
+        let main_status = reqwest::get(format!("{}{path}", srv.base))
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(main_status, 404, "{path} on the MCP port");
+    }
+    let x = Client::new(&srv.url)
+        .request("tools/list", json!(1), Value::Null)
+        .await;
+    assert_eq!(x.status, 200);
+    let text = reqwest::get(format!("http://{admin}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let list = [("method", "tools/list"), ("name", ""), ("outcome", "ok")];
+    assert_eq!(
+        series(&text, "mcp_server_requests_total", &list),
+        Some(1.0),
+        "{text}"
+    );
+}
+
 /// The README's metrics table lists exactly the metrics of `observability::metrics`.
 #[test]
 fn readme_lists_every_metric() {
