@@ -134,7 +134,9 @@ impl RequestObserver {
     }
 }
 
-/// One request under observation. See the [module docs](self).
+/// One request under observation: its span, and its metrics, recorded once when the
+/// outcome is known (or as `cancelled` when the probe and any tracked reply are dropped
+/// first). Opened by [`RequestObserver::start`].
 #[derive(Debug)]
 pub struct RequestProbe {
     span: Span,
@@ -267,7 +269,8 @@ pub(crate) fn on_request(
     }
 }
 
-/// The HTTP `traceparent` header, parsed, for [`on_request`] to fall back on.
+/// The HTTP `traceparent` header, parsed. The transport puts it in the request extensions;
+/// the request span uses it when `params._meta` carries no `traceparent`.
 pub fn traceparent_header(headers: &HeaderMap) -> Option<TraceParent> {
     TraceParent::parse(headers.get("traceparent")?.to_str().ok()?)
 }
