@@ -30,6 +30,9 @@ pub enum LogFormat {
 }
 
 /// Settings of the `stateless-mcp` reference server.
+///
+/// Load it with [`Config::load`] (flags, environment, config file, validation). Its `Debug`
+/// output shows secrets in clear: log [`Config::effective`] instead, which redacts them.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "stateless-mcp",
