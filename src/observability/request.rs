@@ -17,7 +17,7 @@ use http::{Extensions, HeaderMap};
 use metrics::SharedString;
 use serde_json::value::RawValue;
 use tracing::Span;
-use tracing::field::{Empty, display};
+use tracing::field::{Empty, Field, Value, display};
 
 use super::TraceParent;
 use super::metrics::{RequestOutcome, record_request_finished, record_request_started};
@@ -211,6 +211,11 @@ impl Drop for Finish {
     }
 }
 
+/// An optional string field value.
+fn some<'a>(v: &'a Option<&str>) -> Option<&'a dyn Value> {
+    v.as_ref().map(|v| v as &dyn Value)
+}
+
 fn string(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
     serde_json::from_str(raw?.get()).ok()
 }
@@ -220,7 +225,8 @@ fn string(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
 /// context (from `_meta.traceparent`, else from the HTTP `traceparent` header that the
 /// transport put in `extensions` as a [`TraceParent`]).
 ///
-/// A no-op when no request span is current (e.g. logging is off).
+/// A no-op when the current span is not an enabled request span. Everything is recorded in
+/// one call, so a subscriber formats the fields once.
 pub(crate) fn on_request(
     id: &RequestId,
     method: &str,
@@ -230,43 +236,66 @@ pub(crate) fn on_request(
     extensions: &Extensions,
 ) {
     let span = Span::current();
-    if span.is_disabled() {
+    let Some(fields) = span.metadata().map(|m| m.fields()) else {
         return;
-    }
-    span.record("mcp.method.name", method);
-    span.record("jsonrpc.request.id", display(id));
-    span.record("mcp.protocol.version", meta.protocol_version.as_str());
-    if let Some(info) = &meta.client_info {
-        span.record("mcp.client.name", info.name.as_str());
-    }
-    match method {
-        TOOLS_CALL => {
-            span.record("gen_ai.operation.name", "execute_tool");
-            if let Some(n) = string(name) {
-                span.record("gen_ai.tool.name", &*n);
-            }
-        }
-        PROMPTS_GET => {
-            if let Some(n) = string(name) {
-                span.record("gen_ai.prompt.name", &*n);
-            }
-        }
-        RESOURCES_READ => {
-            if let Some(u) = string(uri) {
-                span.record("mcp.resource.uri", &*u);
-            }
-        }
-        _ => {}
-    }
+    };
+    let field = |n: &str| fields.field(n);
+    let (
+        Some(f_method),
+        Some(f_id),
+        Some(f_version),
+        Some(f_client),
+        Some(f_operation),
+        Some(f_tool),
+        Some(f_prompt),
+        Some(f_uri),
+        Some(f_trace),
+        Some(f_parent),
+    ) = (
+        field("mcp.method.name"),
+        field("jsonrpc.request.id"),
+        field("mcp.protocol.version"),
+        field("mcp.client.name"),
+        field("gen_ai.operation.name"),
+        field("gen_ai.tool.name"),
+        field("gen_ai.prompt.name"),
+        field("mcp.resource.uri"),
+        field("trace_id"),
+        field("parent_span_id"),
+    )
+    else {
+        return;
+    };
+    let client = meta.client_info.as_ref().map(|i| i.name.as_str());
+    let (operation, tool, prompt, resource) = match method {
+        TOOLS_CALL => (Some("execute_tool"), string(name), None, None),
+        PROMPTS_GET => (None, None, string(name), None),
+        RESOURCES_READ => (None, None, None, string(uri)),
+        _ => (None, None, None, None),
+    };
     let parent = meta
         .traceparent
         .as_deref()
         .and_then(TraceParent::parse)
         .or_else(|| extensions.get::<TraceParent>().copied());
-    if let Some(tp) = parent {
-        span.record("trace_id", tp.trace_id());
-        span.record("parent_span_id", tp.parent_id());
-    }
+    let id = display(id);
+    let version = meta.protocol_version.as_str();
+    let (tool, prompt, resource) = (tool.as_deref(), prompt.as_deref(), resource.as_deref());
+    let trace = parent.as_ref().map(TraceParent::trace_id);
+    let parent_id = parent.as_ref().map(TraceParent::parent_id);
+    let values: [(&Field, Option<&dyn Value>); 10] = [
+        (&f_method, Some(&method as &dyn Value)),
+        (&f_id, Some(&id as &dyn Value)),
+        (&f_version, Some(&version as &dyn Value)),
+        (&f_client, some(&client)),
+        (&f_operation, some(&operation)),
+        (&f_tool, some(&tool)),
+        (&f_prompt, some(&prompt)),
+        (&f_uri, some(&resource)),
+        (&f_trace, some(&trace)),
+        (&f_parent, some(&parent_id)),
+    ];
+    span.record_all(&fields.value_set(&values));
 }
 
 /// The HTTP `traceparent` header, parsed. The transport puts it in the request extensions;
