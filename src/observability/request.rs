@@ -105,7 +105,6 @@ impl RequestObserver {
         let name = self.name_label(method, header("mcp-name"));
         let span = tracing::info_span!(
             "mcp.request",
-            otel.kind = "server",
             mcp.method.name = Empty,
             gen_ai.operation.name = Empty,
             gen_ai.tool.name = Empty,
@@ -114,8 +113,6 @@ impl RequestObserver {
             jsonrpc.request.id = Empty,
             mcp.protocol.version = Empty,
             mcp.client.name = Empty,
-            network.transport = "tcp",
-            network.protocol.name = "http",
             trace_id = Empty,
             parent_span_id = Empty,
             error.type = Empty,
