@@ -77,7 +77,7 @@ async fn sigterm_under_load_finishes_in_flight_requests_and_exits_0() {
                 c.request(
                     "tools/call",
                     json!(i),
-                    json!({"name": "sleep", "arguments": {"ms": 3000}}),
+                    json!({"name": "sleep", "arguments": {"ms": 5000}}),
                 )
                 .await
             })
@@ -89,7 +89,7 @@ async fn sigterm_under_load_finishes_in_flight_requests_and_exits_0() {
         let x = done.expect("the request task");
         assert_eq!(x.status, 200, "request {i}: {}", x.body);
         assert_eq!(x.response()["id"], json!(i));
-        assert_eq!(x.result()["content"][0]["text"], "slept 3000 ms");
+        assert_eq!(x.result()["content"][0]["text"], "slept 5000 ms");
     }
     let status = tokio::task::block_in_place(|| srv.wait());
     assert_eq!(status.code(), Some(0), "{status:?}");
