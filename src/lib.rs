@@ -54,7 +54,8 @@
 //! | [`server`] | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications, sealed `requestState` for multi-round-trip requests, `subscriptions/listen` streams. |
 //! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, and the in-process bus. |
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
-//! | [`app`] | the reference server's composition root and configuration. |
+//! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, metric names and `record_*` helpers, Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
+//! | [`app`] | the reference server's composition root, configuration (flags, env, TOML file) and graceful drain. |
 //! | [`fixtures`] | the demo toolset and every fixture the official conformance suite calls. |
 //!
 //! The validation ladder, in order: `Host`/`Origin` → 403; method ≠ POST → 405; `Accept` →
@@ -83,8 +84,11 @@
 //!
 //! ## Cargo features
 //!
-//! None yet: everything above is always built. Optional backends (Redis, JWT) arrive as
-//! additive features.
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `prometheus` | yes | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
+//!
+//! Optional backends (Redis, JWT) arrive as additive features.
 
 mod error;
 
@@ -92,6 +96,7 @@ pub mod app;
 pub mod fixtures;
 pub mod handler;
 pub mod notify;
+pub mod observability;
 pub mod protocol;
 pub mod server;
 pub mod transport;

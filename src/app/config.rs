@@ -1,6 +1,13 @@
-//! The reference server's settings: every one a flag with an `MCP_` environment twin.
+//! The reference server's settings: every one a flag with an `MCP_` environment twin, and a
+//! key of the optional TOML config file (`--config`).
+//!
+//! Precedence: flag, then environment variable, then config file, then default. A setting
+//! that holds a secret carries `hide_env_values = true`: `--help` does not show its
+//! environment value and the effective configuration logged at start-up redacts it (see
+//! [`Config::effective`]). Mark every new secret setting that way.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
@@ -15,7 +22,19 @@ pub enum Fixtures {
     Conformance,
 }
 
+/// Format of the log lines written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, with the fields of the current spans.
+    Json,
+}
+
 /// Settings of the `stateless-mcp` reference server.
+///
+/// Load it with [`Config::load`] (flags, environment, config file, validation). Its `Debug`
+/// output shows secrets in clear: log [`Config::effective`] instead, which redacts them.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "stateless-mcp",
@@ -62,12 +81,6 @@ pub struct Config {
     #[arg(long, env = "MCP_KEEPALIVE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub keepalive_secs: u64,
 
-    /// Keys that seal `requestState`: `KID:BASE64KEY` (32-byte keys), comma-separated,
-    /// newest first; the first seals, all open. Every replica needs the same list. Default:
-    /// a key generated at start-up, valid for this process only.
-    #[arg(long, env = "MCP_STATE_KEYS", hide_env_values = true)]
-    pub state_keys: Option<StateKeys>,
-
     /// How long a sealed `requestState` stays valid, in seconds.
     #[arg(long, env = "MCP_STATE_TTL_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub state_ttl_secs: u64,
@@ -88,11 +101,63 @@ pub struct Config {
     /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `stateless_mcp=debug`.
     #[arg(long, env = "MCP_LOG", default_value = "info")]
     pub log: String,
+
+    /// Log line format on stderr: `text` or `json`.
+    #[arg(long, env = "MCP_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Separate address for `/metrics`, `/healthz` and `/readyz`. Default: served on
+    /// `--listen` next to the MCP endpoint.
+    #[arg(long, env = "MCP_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+
+    /// Seconds between SIGTERM and closing the listener, while `/readyz` answers 503 so the
+    /// load balancer stops sending new requests.
+    #[arg(long, env = "MCP_DRAIN_DELAY_SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub drain_delay_secs: u64,
+
+    /// Seconds in-flight requests get to finish once the listener is closed; then the
+    /// process exits anyway.
+    #[arg(long, env = "MCP_SHUTDOWN_TIMEOUT_SECS", default_value_t = 25, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub shutdown_timeout_secs: u64,
+
+    /// Keys that seal `requestState`: `KID:BASE64KEY` (32-byte keys, base64), comma-separated,
+    /// newest first; the first seals, all open. Every replica needs the same list. Default: a
+    /// key generated at start-up, valid for this process only.
+    #[arg(
+        long,
+        env = "MCP_STATE_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub state_keys: Vec<String>,
+
+    /// TOML file of settings (keys are the flag names, e.g. `page_size = 50`); flags and
+    /// environment variables override it.
+    #[arg(long, env = "MCP_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Where each setting came from (filled by [`Config::load_from`]).
+    #[arg(skip)]
+    pub(crate) sources: super::load::Sources,
 }
 
 fn parse_capacity(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
         _ => Err("must be an integer from 1 to 1000000".into()),
+    }
+}
+
+impl Config {
+    /// The `requestState` key ring from `--state-keys`, if any was given. Checked here, at
+    /// start-up, rather than by the argument parser, whose messages would echo the secret.
+    pub fn state_key_ring(&self) -> Result<Option<StateKeys>, crate::Error> {
+        if self.state_keys.is_empty() {
+            return Ok(None);
+        }
+        self.state_keys.join(",").parse().map(Some).map_err(|e| {
+            crate::Error::invalid_definition(format!("--state-keys (MCP_STATE_KEYS): {e}"))
+        })
     }
 }

@@ -1,17 +1,39 @@
 //! The composition root of the reference server: the one place that wires the server, its
-//! fixtures and the HTTP transport together.
+//! fixtures, the HTTP transport and the operational routes together.
+//!
+//! # Graceful drain
+//!
+//! On SIGTERM or SIGINT: `/readyz` answers 503 at once; after `--drain-delay-secs` (or a
+//! second signal) the listeners stop accepting and the shutdown token given to
+//! [`StreamableHttp::shutdown`] is cancelled, so long-lived streams end; in-flight requests
+//! get `--shutdown-timeout-secs` to finish; the process exits with status 0.
+//!
+//! Components that the replica needs (the notification bus) register a readiness condition
+//! with the [`Readiness`] created in [`serve_until`] (`readiness.condition("bus")`), so
+//! `/readyz` answers 503 while they are down.
 
 mod config;
+mod drain;
+mod load;
+mod logging;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::serve::ListenerExt as _;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
-pub use config::{Config, Fixtures};
+pub use config::{Config, Fixtures, LogFormat};
+pub use load::{REDACTED, Setting, Source};
+pub use logging::init_logging;
 
 use crate::notify::{MemoryBus, Notifier};
+#[cfg(feature = "prometheus")]
+use crate::observability::PrometheusMetrics;
+use crate::observability::{Readiness, health_router};
 use crate::protocol::{CachePolicy, CacheScope, Implementation};
 use crate::server::ListenLimits;
 use crate::{Error, Server, StreamableHttp, fixtures};
@@ -34,8 +56,8 @@ pub fn build_server(config: &Config) -> Result<Server, Error> {
                 .max_streams(config.max_listen_streams)
                 .max_lifetime(config.listen_max_lifetime_secs.map(Duration::from_secs)),
         );
-    if let Some(keys) = &config.state_keys {
-        builder = builder.state_keys(keys.clone());
+    if let Some(keys) = config.state_key_ring()? {
+        builder = builder.state_keys(keys);
     }
     builder = fixtures::demo(builder);
     if config.fixtures == Fixtures::Conformance {
@@ -44,9 +66,14 @@ pub fn build_server(config: &Config) -> Result<Server, Error> {
     builder.build()
 }
 
-/// The HTTP application the configuration describes.
+/// The MCP endpoint the configuration describes (no health or metrics routes).
 pub fn router(config: &Config, server: Server) -> Router {
+    mcp_router(config, server, CancellationToken::new())
+}
+
+fn mcp_router(config: &Config, server: Server, shutdown: CancellationToken) -> Router {
     let mut http = StreamableHttp::new(server)
+        .shutdown(shutdown)
         .path(config.path.clone())
         .body_limit(config.body_limit)
         .keep_alive(Duration::from_secs(config.keepalive_secs));
@@ -61,53 +88,108 @@ pub fn router(config: &Config, server: Server) -> Router {
     http.into_router()
 }
 
-/// Serves until SIGINT or SIGTERM, then stops accepting and lets in-flight requests finish.
-pub async fn serve(config: Config) -> Result<(), Error> {
-    let server = build_server(&config)?;
-    let app = router(&config, server.clone());
-    let listener = tokio::net::TcpListener::bind(config.listen)
+/// The routes outside the MCP endpoint: `/healthz`, `/readyz` and (with the `prometheus`
+/// feature and a recorder) `/metrics`. They sit outside any auth layer.
+pub fn ops_router(
+    readiness: &Readiness,
+    #[cfg(feature = "prometheus")] metrics: Option<&PrometheusMetrics>,
+) -> Router {
+    let router = health_router(readiness.clone());
+    #[cfg(feature = "prometheus")]
+    let router = match metrics {
+        Some(m) => router.merge(m.router(crate::observability::METRICS_PATH)),
+        None => router,
+    };
+    router
+}
+
+async fn bind(addr: SocketAddr, what: &str) -> Result<(TcpListener, SocketAddr), Error> {
+    let listener = TcpListener::bind(addr)
         .await
-        .map_err(|e| Error::io(format!("cannot listen on {}", config.listen), e))?;
+        .map_err(|e| Error::io(format!("cannot listen on {addr} ({what})"), e))?;
     let local = listener
         .local_addr()
         .map_err(|e| Error::io("cannot read the bound address", e))?;
-    tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
+    Ok((listener, local))
+}
+
+fn spawn_serve(
+    listener: TcpListener,
+    app: Router,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<std::io::Result<()>> {
     // Small SSE writes must not wait for delayed ACKs.
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
     });
-    let draining = server.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            // Listen streams never end on their own: close them gracefully so the
-            // connections drain.
-            draining.close_listen_streams();
-        })
-        .await
-        .map_err(|e| Error::io("server failed", e))
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
+    })
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Serves until SIGINT or SIGTERM, then drains (see [`drain`](self#graceful-drain)):
+/// `/readyz` turns 503, after `--drain-delay-secs` the listeners stop accepting and the
+/// shutdown token is cancelled, in-flight requests get `--shutdown-timeout-secs` to finish.
+///
+/// Installs the Prometheus recorder (with the `prometheus` feature) unless another recorder
+/// is installed, and logs the effective configuration with secrets redacted.
+pub async fn serve(config: Config) -> Result<(), Error> {
+    // Installed before anything listens, so an early SIGTERM still drains.
+    let signal = drain::signal();
+    serve_until(config, signal).await
+}
+
+/// Like [`serve`], draining when `signal` resolves instead of at SIGINT/SIGTERM (a second
+/// SIGINT/SIGTERM still cuts the drain delay short).
+pub async fn serve_until(
+    config: Config,
+    signal: impl std::future::Future<Output = ()>,
+) -> Result<(), Error> {
+    let server = build_server(&config)?;
+    let readiness = Readiness::new();
+    // Cancelled when the listeners stop accepting; long-lived streams end on it.
+    let shutdown = CancellationToken::new();
+    #[cfg(feature = "prometheus")]
+    let metrics = match PrometheusMetrics::install() {
+        Ok(m) => {
+            m.spawn_upkeep(Duration::from_secs(5));
+            Some(m)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics are not served");
+            None
         }
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    let ops = ops_router(
+        &readiness,
+        #[cfg(feature = "prometheus")]
+        metrics.as_ref(),
+    );
+    let mcp = mcp_router(&config, server, shutdown.clone());
+    tracing::info!(settings = %config.effective_line(), "effective configuration");
+    let mut servers = Vec::new();
+    match config.admin_listen {
+        Some(admin) => {
+            let (listener, local) = bind(config.listen, "--listen").await?;
+            let (admin_listener, admin_local) = bind(admin, "--admin-listen").await?;
+            tracing::info!(admin_address = %admin_local, "serving /healthz, /readyz and /metrics");
+            tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
+            servers.push(spawn_serve(listener, mcp, shutdown.clone()));
+            servers.push(spawn_serve(admin_listener, ops, shutdown.clone()));
+        }
+        None => {
+            let (listener, local) = bind(config.listen, "--listen").await?;
+            tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
+            servers.push(spawn_serve(listener, mcp.merge(ops), shutdown.clone()));
+        }
     }
-    tracing::info!("shutting down");
+    let timing = drain::Timing {
+        delay: Duration::from_secs(config.drain_delay_secs),
+        timeout: Duration::from_secs(config.shutdown_timeout_secs),
+    };
+    drain::run(servers, signal, &readiness, &shutdown, timing).await
 }

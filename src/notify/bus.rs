@@ -52,6 +52,7 @@ impl BusReceiver {
             Ok(d) => Some(d),
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 tracing::debug!(missed, "listen subscriber lagged; resyncing");
+                crate::observability::metrics::record_bus_lagged(missed);
                 Some(Delivery::Resync)
             }
             Err(broadcast::error::RecvError::Closed) => None,

@@ -25,6 +25,21 @@ pub enum ChangeEvent {
     },
 }
 
+impl ChangeEvent {
+    /// The notification method this event becomes on a listen stream.
+    pub fn notification_method(&self) -> &'static str {
+        use crate::protocol::{
+            PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, TOOLS_LIST_CHANGED,
+        };
+        match self {
+            ChangeEvent::ToolsListChanged => TOOLS_LIST_CHANGED,
+            ChangeEvent::PromptsListChanged => PROMPTS_LIST_CHANGED,
+            ChangeEvent::ResourcesListChanged => RESOURCES_LIST_CHANGED,
+            ChangeEvent::ResourceUpdated { .. } => RESOURCES_UPDATED,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,6 +53,7 @@ impl Notifier {
 
     /// Publishes any event.
     pub async fn publish(&self, event: ChangeEvent) -> Result<(), Error> {
+        crate::observability::metrics::record_notification_published(event.notification_method());
         self.bus.publish(event).await
     }
 

@@ -225,6 +225,7 @@ impl Server {
             }
         };
         let meta = RequestMeta::from_raw(view.meta)?;
+        crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {
             m.check_protocol_version(&meta.protocol_version)?;
         }
@@ -542,7 +543,20 @@ impl Server {
                 let token = serde_json::from_str::<Cow<'_, str>>(raw.get()).map_err(|_| {
                     ErrorObject::invalid_params("Invalid requestState: it must be a string")
                 })?;
-                Some(self.inner.state_keys.open(&token, &binding)?)
+                let opened = self
+                    .inner
+                    .state_keys
+                    .open(&token, &binding)
+                    .inspect_err(|e| {
+                        let reason = e
+                            .data
+                            .as_ref()
+                            .and_then(|d| d["reason"].as_str())
+                            .and_then(super::seal::reason_label)
+                            .unwrap_or("other");
+                        crate::observability::metrics::record_request_state_rejected(reason);
+                    })?;
+                Some(opened)
             }
         };
         Ok((binding, Input { responses, state }))

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::outcome::Reply;
 use crate::notify::{BusReceiver, ChangeEvent, Delivery};
+use crate::observability::metrics;
 use crate::protocol::{
     AcknowledgedParams, ErrorObject, Implementation, ListChangedParams, Notification,
     PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, RequestId,
@@ -102,7 +103,10 @@ impl Listeners {
                 (n < max).then_some(n + 1)
             })
             .ok()
-            .map(|_| Slot(self.open.clone()))
+            .map(|_| {
+                metrics::record_listen_stream_opened();
+                Slot(self.open.clone())
+            })
     }
 }
 
@@ -112,6 +116,7 @@ struct Slot(Arc<AtomicUsize>);
 impl Drop for Slot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
+        metrics::record_listen_stream_closed();
     }
 }
 
@@ -211,12 +216,14 @@ impl State {
     }
 
     fn list_changed(&mut self, method: &'static str) {
+        metrics::record_notification_delivered(method);
         let meta = self.meta();
         self.pending
             .push_back(encode(method, ListChangedParams { meta }));
     }
 
     fn updated(&mut self, uri: &str) {
+        metrics::record_notification_delivered(RESOURCES_UPDATED);
         let meta = self.meta();
         self.pending.push_back(encode(
             RESOURCES_UPDATED,

@@ -89,6 +89,24 @@ impl Server {
         self.inner.listeners.open()
     }
 
+    /// Names of the registered tools, in registration order.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.inner
+            .registry
+            .tools
+            .iter()
+            .map(|t| t.tool.name.as_str())
+    }
+
+    /// Names of the registered prompts, in registration order.
+    pub fn prompt_names(&self) -> impl Iterator<Item = &str> {
+        self.inner
+            .registry
+            .prompts
+            .iter()
+            .map(|p| p.prompt.name.as_str())
+    }
+
     /// The server's implementation info (sent in every result's `_meta`).
     pub fn server_info(&self) -> &Implementation {
         &self.inner.server_info

@@ -279,6 +279,23 @@ fn aad(kid: &str) -> Vec<u8> {
     format!("stateless-mcp/requestState/{VERSION}.{kid}").into_bytes()
 }
 
+/// The reasons a state is refused, as fixed strings (for metric labels).
+const REASONS: &[&str] = &[
+    "malformed",
+    "tampered",
+    "unknown_key",
+    "wrong_method",
+    "wrong_params",
+    "wrong_principal",
+    "expired",
+    "too_large",
+];
+
+/// `reason` as one of the fixed [`REASONS`].
+pub(crate) fn reason_label(reason: &str) -> Option<&'static str> {
+    REASONS.iter().copied().find(|r| *r == reason)
+}
+
 fn rejected(reason: &'static str, detail: impl Into<String>) -> ErrorObject {
     ErrorObject::invalid_params_with(
         format!("Invalid requestState: {}", detail.into()),

@@ -5,7 +5,10 @@ mod support;
 
 mod basics;
 mod cancellation;
+mod config;
 mod conformance;
+mod deploy;
+mod drain;
 mod golden;
 mod handlers;
 mod http_edges;
@@ -14,5 +17,6 @@ mod interop_typescript;
 mod ladder;
 mod listen;
 mod mrtr;
+mod observability;
 mod pagination;
 mod robustness;

@@ -1,6 +1,7 @@
 //! The MCP endpoint handler: HTTP checks in ladder order, then dispatch.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -9,11 +10,15 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, Method, header};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::guard::{self, AllowList};
 use super::rejection::{BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, PayloadTooLarge};
 use super::{headers, negotiate, reply};
-use crate::server::Server;
+use crate::observability::metrics::RequestOutcome;
+use crate::observability::{RequestObserver, RequestProbe, traceparent_header};
+use crate::server::{Outcome, Reply, Server};
 
 /// Everything the endpoint needs, shared by all requests.
 pub(crate) struct Endpoint {
@@ -22,6 +27,28 @@ pub(crate) struct Endpoint {
     pub(crate) hosts: AllowList,
     pub(crate) origins: AllowList,
     pub(crate) keep_alive: Duration,
+    /// Opens each request's span and metrics.
+    pub(crate) observer: RequestObserver,
+    /// Cancelled when the server stops accepting connections: long-lived streams
+    /// (`subscriptions/listen`) must end on it so the process can drain.
+    pub(crate) shutdown: CancellationToken,
+    /// Whether the task that closes listen streams on `shutdown` runs already.
+    pub(crate) watching_shutdown: AtomicBool,
+}
+
+impl Endpoint {
+    /// Starts, once, the task that closes every listen stream gracefully when `shutdown` is
+    /// cancelled (listen streams never end on their own, so a graceful stop would wait).
+    fn close_listen_streams_on_shutdown(&self) {
+        if self.watching_shutdown.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (server, shutdown) = (self.server.clone(), self.shutdown.clone());
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            server.close_listen_streams();
+        });
+    }
 }
 
 fn too_large(limit: usize) -> Response {
@@ -50,9 +77,19 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
     }
 }
 
+/// Observes the request (span, metrics) around [`process`].
+pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
+    let mut probe = ep.observer.start(request.headers());
+    let span = probe.span().clone();
+    let response = process(&ep, request, &mut probe).instrument(span).await;
+    // Only an HTTP rejection is still unrecorded here.
+    probe.finish(RequestOutcome::Rejected(response.status().as_u16()));
+    response
+}
+
 /// `Host`/`Origin` → 403, method → 405, `Accept` → 406, `Content-Type` → 415, size → 413,
 /// then the JSON-RPC ladder in [`Server::handle`].
-pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
+async fn process(ep: &Endpoint, request: Request, probe: &mut RequestProbe) -> Response {
     let (parts, body) = request.into_parts();
     if let Err(why) = guard::check(&parts.headers, &ep.hosts, &ep.origins) {
         tracing::debug!(%why, "refused by the Host/Origin allowlist");
@@ -73,6 +110,32 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
         Err(r) => return r,
     };
     let mirror = headers::mirrored(&parts.headers);
-    let outcome = ep.server.handle(&bytes, Some(&mirror), parts.extensions);
+    let mut extensions = parts.extensions;
+    if let Some(tp) = traceparent_header(&parts.headers) {
+        extensions.insert(tp);
+    }
+    let outcome = match ep.server.handle(&bytes, Some(&mirror), extensions) {
+        Outcome::Accepted => {
+            probe.finish(RequestOutcome::Accepted);
+            Outcome::Accepted
+        }
+        Outcome::Ready(reply) => {
+            probe.finish(
+                reply
+                    .error_code
+                    .map_or(RequestOutcome::Ok, RequestOutcome::Error),
+            );
+            Outcome::Ready(reply)
+        }
+        Outcome::Running(mut running) => {
+            running.reply = Box::pin(probe.track(running.reply, |r: &Reply| r.error_code));
+            Outcome::Running(running)
+        }
+        Outcome::Listen(listen) => {
+            ep.close_listen_streams_on_shutdown();
+            probe.finish(RequestOutcome::Ok);
+            Outcome::Listen(listen)
+        }
+    };
     reply::respond(outcome, accepts, ep.keep_alive).await
 }

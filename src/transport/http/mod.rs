@@ -27,12 +27,14 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::any;
+use tokio_util::sync::CancellationToken;
 
 pub use rejection::{
     BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, NotAcceptable, PayloadTooLarge,
     UnsupportedMediaType,
 };
 
+use crate::observability::RequestObserver;
 use crate::server::Server;
 use endpoint::Endpoint;
 use guard::AllowList;
@@ -54,6 +56,7 @@ pub struct StreamableHttp {
     hosts: AllowList,
     origins: AllowList,
     keep_alive: Duration,
+    shutdown: CancellationToken,
 }
 
 impl std::fmt::Debug for StreamableHttp {
@@ -75,6 +78,7 @@ impl StreamableHttp {
             hosts: AllowList::localhost(),
             origins: AllowList::localhost(),
             keep_alive: Duration::from_secs(15),
+            shutdown: CancellationToken::new(),
         }
     }
 
@@ -128,6 +132,15 @@ impl StreamableHttp {
         self
     }
 
+    /// The token that says the server is shutting down: cancel it when the listener stops
+    /// accepting connections. Long-lived streams (`subscriptions/listen`) end when it is
+    /// cancelled, so connections close and a graceful shutdown can finish; ordinary requests
+    /// are left to complete. Default: a token nobody cancels.
+    pub fn shutdown(mut self, token: CancellationToken) -> Self {
+        self.shutdown = token;
+        self
+    }
+
     /// The configured endpoint path.
     pub fn endpoint_path(&self) -> &str {
         &self.path
@@ -139,12 +152,16 @@ impl StreamableHttp {
         S: Clone + Send + Sync + 'static,
     {
         let path = self.path.clone();
+        let observer = RequestObserver::new(self.server.tool_names(), self.server.prompt_names());
         let endpoint = Arc::new(Endpoint {
             server: self.server,
             body_limit: self.body_limit,
             hosts: self.hosts,
             origins: self.origins,
             keep_alive: self.keep_alive,
+            observer,
+            shutdown: self.shutdown,
+            watching_shutdown: Default::default(),
         });
         Router::new().route(&path, any(endpoint::handle).with_state(endpoint))
     }

@@ -2,8 +2,8 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 /// A running `stateless-mcp` process, killed on drop.
@@ -12,6 +12,10 @@ pub struct ServerProcess {
     pub port: u16,
     /// `http://localhost:PORT/mcp`.
     pub url: String,
+    /// `http://localhost:PORT`.
+    pub base: String,
+    /// Every stderr line so far.
+    stderr: Arc<Mutex<Vec<String>>>,
 }
 
 impl Drop for ServerProcess {
@@ -21,25 +25,48 @@ impl Drop for ServerProcess {
     }
 }
 
+/// The listen address in a log line, text (`address=…`) or JSON (`"address":"…"`).
+fn logged_address(line: &str) -> Option<String> {
+    if let Some(rest) = line.split("\"address\":\"").nth(1) {
+        return rest.split('"').next().map(str::to_owned);
+    }
+    let rest = line.split(" address=").nth(1)?;
+    Some(rest.split_whitespace().next()?.to_owned())
+}
+
 /// Starts the binary on an ephemeral loopback port with `args`, and waits until it serves.
 pub fn spawn_server(args: &[&str]) -> ServerProcess {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stateless-mcp"))
-        .args(["--listen", "127.0.0.1:0", "--log", "info"])
+    spawn_server_with(args, &[])
+}
+
+/// Like [`spawn_server`], with extra environment variables.
+pub fn spawn_server_with(args: &[&str], envs: &[(&str, &str)]) -> ServerProcess {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_stateless-mcp"));
+    cmd.args(["--listen", "127.0.0.1:0"]);
+    if !args.contains(&"--log") {
+        cmd.args(["--log", "info"]);
+    }
+    let mut child = cmd
         .args(args)
         .env("NO_COLOR", "1")
+        .envs(envs.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the stateless-mcp binary starts");
     let stderr = child.stderr.take().unwrap();
+    let lines = Arc::new(Mutex::new(Vec::new()));
     let (tx, rx) = mpsc::channel();
+    let sink = lines.clone();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("address=").nth(1) {
-                let addr = rest.split_whitespace().next().unwrap_or("").to_owned();
-                let _ = tx.send(addr);
+            if line.contains("serving MCP") {
+                if let Some(addr) = logged_address(&line) {
+                    let _ = tx.send(addr);
+                }
             }
             eprintln!("[server] {line}");
+            sink.lock().unwrap().push(line);
         }
     });
     let addr = rx
@@ -50,7 +77,57 @@ pub fn spawn_server(args: &[&str]) -> ServerProcess {
         child,
         port,
         url: format!("http://localhost:{port}/mcp"),
+        base: format!("http://localhost:{port}"),
+        stderr: lines,
     }
+}
+
+impl ServerProcess {
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal with the `kill` command (`TERM`, `INT`, …).
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([format!("-{name}"), self.pid().to_string()])
+            .status()
+            .expect("the kill command runs");
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    /// Waits for the process to exit (bounded, so a hang fails instead of stalling the
+    /// suite) and returns its status.
+    pub fn wait(&mut self) -> ExitStatus {
+        for _ in 0..1200 {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the server did not exit within 120 s");
+    }
+
+    /// Every stderr line so far.
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+/// Runs the binary with `args` and `envs` to completion (for start-up failures): its exit
+/// status and stderr.
+pub fn run_server(args: &[&str], envs: &[(&str, &str)]) -> (ExitStatus, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_stateless-mcp"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("the stateless-mcp binary runs");
+    let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stdout));
+    (out.status, text)
 }
 
 /// The repository root.

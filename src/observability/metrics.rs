@@ -1,0 +1,287 @@
+//! Every metric the crate emits: its name, its labels, and one `record_*` function per event.
+//!
+//! Names follow Prometheus conventions (`_total` counters, `_seconds` durations); the request
+//! duration is the OpenTelemetry MCP semantic convention `mcp.server.operation.duration`
+//! spelled the Prometheus way. Metrics go through the [`metrics`] facade, so any recorder
+//! works; the reference server installs the Prometheus exporter and serves `/metrics`.
+//! Without an installed recorder every function here is a no-op costing a few nanoseconds.
+//!
+//! Label values are bounded: methods come from a fixed list, tool and prompt names from the
+//! frozen registry (anything else is `_other`), outcomes and reasons from fixed strings. No
+//! label ever carries a client-chosen string.
+//!
+//! | metric | type | labels | emitted by |
+//! |---|---|---|---|
+//! | [`REQUESTS_TOTAL`] | counter | `method`, `name`, `outcome` | the HTTP endpoint, once per POST |
+//! | [`REQUEST_DURATION_SECONDS`] | histogram | `method`, `name`, `outcome` | the HTTP endpoint |
+//! | [`REQUESTS_IN_FLIGHT`] | gauge | — | the HTTP endpoint |
+//! | [`LISTEN_STREAMS_OPEN`] | gauge | — | `subscriptions/listen` streams |
+//! | [`NOTIFICATIONS_PUBLISHED_TOTAL`] | counter | `kind` | the notification bus, per event published |
+//! | [`NOTIFICATIONS_DELIVERED_TOTAL`] | counter | `kind` | listen streams, per notification written |
+//! | [`BUS_LAGGED_EVENTS_TOTAL`] | counter | — | a listen stream that fell behind the bus |
+//! | [`BUS_RECONNECTS_TOTAL`] | counter | `backend` | a bus backend that reconnected |
+//! | [`BUS_CONNECTED`] | gauge | `backend` | a bus backend (1 connected, 0 not) |
+//! | [`AUTH_FAILURES_TOTAL`] | counter | `reason` | the auth middleware |
+//! | [`REQUEST_STATE_REJECTIONS_TOTAL`] | counter | `reason` | `requestState` unsealing |
+//!
+//! `outcome` is `ok`, `accepted` (a notification), `cancelled` (the client went away before
+//! the reply), the JSON-RPC error class (`parse_error`, `invalid_request`,
+//! `method_not_found`, `invalid_params`, `internal_error`, `header_mismatch`,
+//! `missing_capability`, `unsupported_version`, `other_error`), or the HTTP rejection that
+//! came before JSON-RPC (`forbidden`, `method_not_allowed`, `not_acceptable`,
+//! `unsupported_media_type`, `payload_too_large`, `bad_request`, `http_error`).
+//! `name` is the tool name for `tools/call`, the prompt name for `prompts/get`, empty
+//! otherwise. `method` is the MCP method, `_other` for anything unknown, empty when the
+//! request had no readable `Mcp-Method`.
+
+use std::time::Duration;
+
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
+
+use crate::protocol::ErrorCode;
+
+/// Counter: MCP requests handled, by `method`, `name` and `outcome`.
+pub const REQUESTS_TOTAL: &str = "mcp_server_requests_total";
+/// Histogram (seconds): time from receiving a request to producing its final response, by
+/// `method`, `name` and `outcome` (OpenTelemetry `mcp.server.operation.duration`).
+pub const REQUEST_DURATION_SECONDS: &str = "mcp_server_operation_duration_seconds";
+/// Gauge: requests received whose final response is not produced yet.
+pub const REQUESTS_IN_FLIGHT: &str = "mcp_server_requests_in_flight";
+/// Gauge: open `subscriptions/listen` streams on this replica.
+pub const LISTEN_STREAMS_OPEN: &str = "mcp_listen_streams_open";
+/// Counter: change events this replica published to the bus, by `kind`.
+pub const NOTIFICATIONS_PUBLISHED_TOTAL: &str = "mcp_notifications_published_total";
+/// Counter: notifications written to listen streams on this replica, by `kind`.
+pub const NOTIFICATIONS_DELIVERED_TOTAL: &str = "mcp_notifications_delivered_total";
+/// Counter: bus events a slow listen stream missed because it fell behind.
+pub const BUS_LAGGED_EVENTS_TOTAL: &str = "mcp_bus_lagged_events_total";
+/// Counter: reconnections of the bus backend, by `backend`.
+pub const BUS_RECONNECTS_TOTAL: &str = "mcp_bus_reconnects_total";
+/// Gauge: 1 while the bus backend is connected, 0 otherwise, by `backend`.
+pub const BUS_CONNECTED: &str = "mcp_bus_connected";
+/// Counter: requests refused by authentication or authorization, by `reason`.
+pub const AUTH_FAILURES_TOTAL: &str = "mcp_auth_failures_total";
+/// Counter: `requestState` values refused when unsealing, by `reason`.
+pub const REQUEST_STATE_REJECTIONS_TOTAL: &str = "mcp_request_state_rejections_total";
+
+/// Every metric name above.
+pub const ALL: &[&str] = &[
+    REQUESTS_TOTAL,
+    REQUEST_DURATION_SECONDS,
+    REQUESTS_IN_FLIGHT,
+    LISTEN_STREAMS_OPEN,
+    NOTIFICATIONS_PUBLISHED_TOTAL,
+    NOTIFICATIONS_DELIVERED_TOTAL,
+    BUS_LAGGED_EVENTS_TOTAL,
+    BUS_RECONNECTS_TOTAL,
+    BUS_CONNECTED,
+    AUTH_FAILURES_TOTAL,
+    REQUEST_STATE_REJECTIONS_TOTAL,
+];
+
+/// Label: the MCP method.
+pub const LABEL_METHOD: &str = "method";
+/// Label: the tool or prompt name.
+pub const LABEL_NAME: &str = "name";
+/// Label: how a request ended.
+pub const LABEL_OUTCOME: &str = "outcome";
+/// Label: the notification kind (its method, e.g. `notifications/tools/list_changed`).
+pub const LABEL_KIND: &str = "kind";
+/// Label: why something was refused.
+pub const LABEL_REASON: &str = "reason";
+/// Label: the bus backend (`memory`, `redis`).
+pub const LABEL_BACKEND: &str = "backend";
+
+/// Bucket upper bounds of [`REQUEST_DURATION_SECONDS`], in seconds (the OpenTelemetry
+/// recommendation for `mcp.server.operation.duration`).
+pub const DURATION_BUCKETS: &[f64] = &[
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// How a request ended, as the bounded `outcome` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestOutcome {
+    /// A result was sent.
+    Ok,
+    /// A notification was accepted (HTTP 202).
+    Accepted,
+    /// The client went away before the final response.
+    Cancelled,
+    /// A JSON-RPC error with this code was sent.
+    Error(i32),
+    /// The HTTP layer refused the request with this status before JSON-RPC.
+    Rejected(u16),
+}
+
+impl RequestOutcome {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestOutcome::Ok => "ok",
+            RequestOutcome::Accepted => "accepted",
+            RequestOutcome::Cancelled => "cancelled",
+            RequestOutcome::Error(code) => match ErrorCode::from_code(code) {
+                Some(ErrorCode::ParseError) => "parse_error",
+                Some(ErrorCode::InvalidRequest) => "invalid_request",
+                Some(ErrorCode::MethodNotFound) => "method_not_found",
+                Some(ErrorCode::InvalidParams) => "invalid_params",
+                Some(ErrorCode::InternalError) => "internal_error",
+                Some(ErrorCode::HeaderMismatch) => "header_mismatch",
+                Some(ErrorCode::MissingRequiredClientCapability) => "missing_capability",
+                Some(ErrorCode::UnsupportedProtocolVersion) => "unsupported_version",
+                _ => "other_error",
+            },
+            RequestOutcome::Rejected(status) => match status {
+                400 => "bad_request",
+                403 => "forbidden",
+                405 => "method_not_allowed",
+                406 => "not_acceptable",
+                413 => "payload_too_large",
+                415 => "unsupported_media_type",
+                _ => "http_error",
+            },
+        }
+    }
+}
+
+/// Registers the description and unit of every metric with the installed recorder (call
+/// once, after installing it).
+pub fn describe() {
+    describe_counter!(
+        REQUESTS_TOTAL,
+        "MCP requests handled, by method, name and outcome"
+    );
+    describe_histogram!(
+        REQUEST_DURATION_SECONDS,
+        Unit::Seconds,
+        "Time from receiving an MCP request to producing its final response"
+    );
+    describe_gauge!(
+        REQUESTS_IN_FLIGHT,
+        "MCP requests whose final response is not produced yet"
+    );
+    describe_gauge!(LISTEN_STREAMS_OPEN, "Open subscriptions/listen streams");
+    describe_counter!(
+        NOTIFICATIONS_PUBLISHED_TOTAL,
+        "Change events published to the bus, by kind"
+    );
+    describe_counter!(
+        NOTIFICATIONS_DELIVERED_TOTAL,
+        "Notifications written to listen streams, by kind"
+    );
+    describe_counter!(
+        BUS_LAGGED_EVENTS_TOTAL,
+        "Bus events missed by listen streams that fell behind"
+    );
+    describe_counter!(BUS_RECONNECTS_TOTAL, "Reconnections of the bus backend");
+    describe_gauge!(
+        BUS_CONNECTED,
+        "1 while the bus backend is connected, 0 otherwise"
+    );
+    describe_counter!(
+        AUTH_FAILURES_TOTAL,
+        "Requests refused by authentication or authorization, by reason"
+    );
+    describe_counter!(
+        REQUEST_STATE_REJECTIONS_TOTAL,
+        "requestState values refused when unsealing, by reason"
+    );
+}
+
+/// A request was received: one more in flight. Pair with [`record_request_finished`].
+pub fn record_request_started() {
+    gauge!(REQUESTS_IN_FLIGHT).increment(1.0);
+}
+
+/// A request produced its final response (or was abandoned): counts it, records its
+/// duration, and takes it out of the in-flight gauge.
+///
+/// `name` must come from a bounded set (the registry), never straight from a request.
+pub fn record_request_finished(
+    method: &'static str,
+    name: metrics::SharedString,
+    outcome: RequestOutcome,
+    elapsed: Duration,
+) {
+    gauge!(REQUESTS_IN_FLIGHT).decrement(1.0);
+    let outcome = outcome.as_str();
+    let labels = [
+        (LABEL_METHOD, metrics::SharedString::const_str(method)),
+        (LABEL_NAME, name),
+        (LABEL_OUTCOME, metrics::SharedString::const_str(outcome)),
+    ];
+    counter!(REQUESTS_TOTAL, &labels).increment(1);
+    histogram!(REQUEST_DURATION_SECONDS, &labels).record(elapsed.as_secs_f64());
+}
+
+/// A `subscriptions/listen` stream opened. Pair with [`record_listen_stream_closed`] (a
+/// drop guard is the reliable way).
+pub fn record_listen_stream_opened() {
+    gauge!(LISTEN_STREAMS_OPEN).increment(1.0);
+}
+
+/// A `subscriptions/listen` stream closed, for whatever reason.
+pub fn record_listen_stream_closed() {
+    gauge!(LISTEN_STREAMS_OPEN).decrement(1.0);
+}
+
+/// This replica published one change event to the bus; `kind` is the notification method.
+pub fn record_notification_published(kind: &'static str) {
+    counter!(NOTIFICATIONS_PUBLISHED_TOTAL, LABEL_KIND => kind).increment(1);
+}
+
+/// One notification was written to one listen stream; `kind` is the notification method.
+pub fn record_notification_delivered(kind: &'static str) {
+    counter!(NOTIFICATIONS_DELIVERED_TOTAL, LABEL_KIND => kind).increment(1);
+}
+
+/// A listen stream fell behind the bus and missed `missed` events.
+pub fn record_bus_lagged(missed: u64) {
+    counter!(BUS_LAGGED_EVENTS_TOTAL).increment(missed);
+}
+
+/// The bus backend (`memory`, `redis`) reconnected.
+pub fn record_bus_reconnect(backend: &'static str) {
+    counter!(BUS_RECONNECTS_TOTAL, LABEL_BACKEND => backend).increment(1);
+}
+
+/// The bus backend's connection state changed.
+pub fn record_bus_connected(backend: &'static str, connected: bool) {
+    gauge!(BUS_CONNECTED, LABEL_BACKEND => backend).set(if connected { 1.0 } else { 0.0 });
+}
+
+/// The auth middleware refused a request. `reason` is a fixed string such as
+/// `missing_token`, `invalid_token`, `expired`, `wrong_audience`, `insufficient_scope`,
+/// `introspection_failed`.
+pub fn record_auth_failure(reason: &'static str) {
+    counter!(AUTH_FAILURES_TOTAL, LABEL_REASON => reason).increment(1);
+}
+
+/// A sealed `requestState` was refused. `reason` is a fixed string such as `malformed`,
+/// `unknown_key`, `bad_seal`, `expired`, `wrong_principal`, `wrong_request`.
+pub fn record_request_state_rejected(reason: &'static str) {
+    counter!(REQUEST_STATE_REJECTIONS_TOTAL, LABEL_REASON => reason).increment(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_labels_are_bounded_names() {
+        assert_eq!(RequestOutcome::Error(-32602).as_str(), "invalid_params");
+        assert_eq!(RequestOutcome::Error(-32020).as_str(), "header_mismatch");
+        assert_eq!(RequestOutcome::Error(12345).as_str(), "other_error");
+        assert_eq!(RequestOutcome::Rejected(413).as_str(), "payload_too_large");
+        assert_eq!(RequestOutcome::Rejected(418).as_str(), "http_error");
+        assert_eq!(RequestOutcome::Ok.as_str(), "ok");
+    }
+
+    #[test]
+    fn duration_buckets_ascend() {
+        assert!(DURATION_BUCKETS.windows(2).all(|w| w[0] < w[1]));
+    }
+}

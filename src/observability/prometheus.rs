@@ -1,0 +1,84 @@
+//! The Prometheus exporter: a global [`metrics`] recorder and the `/metrics` route.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::header;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use super::metrics::{DURATION_BUCKETS, REQUEST_DURATION_SECONDS, describe};
+use crate::Error;
+
+/// The process-wide Prometheus recorder. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct PrometheusMetrics {
+    handle: PrometheusHandle,
+}
+
+static INSTALLED: OnceLock<PrometheusMetrics> = OnceLock::new();
+
+impl PrometheusMetrics {
+    /// Installs the Prometheus recorder as the global [`metrics`] recorder (once per
+    /// process; later calls return the same recorder) and describes every metric of
+    /// [`super::metrics`]. Fails when another recorder is already installed.
+    ///
+    /// Call [`PrometheusMetrics::spawn_upkeep`] from a Tokio runtime so histograms do not
+    /// grow without bound between scrapes.
+    pub fn install() -> Result<Self, Error> {
+        if let Some(m) = INSTALLED.get() {
+            return Ok(m.clone());
+        }
+        let handle = PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full(REQUEST_DURATION_SECONDS.to_owned()),
+                DURATION_BUCKETS,
+            )
+            .map_err(|e| Error::internal(format!("cannot configure metrics: {e}")))?
+            .install_recorder()
+            .map_err(|e| Error::internal(format!("cannot install the metrics recorder: {e}")))?;
+        let metrics = INSTALLED.get_or_init(|| PrometheusMetrics { handle });
+        describe();
+        Ok(metrics.clone())
+    }
+
+    /// The current metrics in the Prometheus text format.
+    pub fn render(&self) -> String {
+        self.handle.render()
+    }
+
+    /// Runs the recorder's periodic upkeep every `interval` on the current Tokio runtime.
+    pub fn spawn_upkeep(&self, interval: Duration) -> tokio::task::JoinHandle<()> {
+        let handle = self.handle.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(interval);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                handle.run_upkeep();
+            }
+        })
+    }
+
+    /// A router serving the metrics at `path` (usually [`super::METRICS_PATH`]).
+    pub fn router<S>(&self, path: &str) -> Router<S>
+    where
+        S: Clone + Send + Sync + 'static,
+    {
+        Router::new().route(path, get(scrape).with_state(self.clone()))
+    }
+}
+
+async fn scrape(State(metrics): State<PrometheusMetrics>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        metrics.render(),
+    )
+        .into_response()
+}
