@@ -79,6 +79,8 @@
 mod error;
 
 pub mod app;
+#[cfg(feature = "auth")]
+pub mod auth;
 pub mod fixtures;
 pub mod handler;
 pub mod protocol;

@@ -12,6 +12,7 @@ mod dispatch;
 mod lists;
 mod mirror;
 mod outcome;
+mod scopes;
 mod service;
 
 use std::sync::Arc;

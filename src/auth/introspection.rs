@@ -1,0 +1,325 @@
+//! Opaque tokens: RFC 7662 introspection through the `oauth2` crate's client, with the
+//! answers cached by a digest of the token (never the token) until the token's expiry, at
+//! most `max_ttl`, and at most `capacity` entries.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use oauth2::basic::{
+    BasicErrorResponse, BasicRevocationErrorResponse, BasicTokenResponse, BasicTokenType,
+};
+use oauth2::{
+    AccessToken, ClientId, ClientSecret, EndpointNotSet, EndpointSet, ExtraTokenFields,
+    IntrospectionUrl, StandardRevocableToken, StandardTokenIntrospectionResponse,
+    TokenIntrospectionResponse as _,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
+
+use super::challenge::Rejection;
+use super::claims;
+use super::discovery::Discovery;
+use super::http_client::OAuthHttp;
+use crate::Principal;
+
+/// Every member of an introspection response beyond the standard ones.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+pub(crate) struct OtherClaims {
+    #[serde(flatten)]
+    other: Map<String, Value>,
+}
+
+impl ExtraTokenFields for OtherClaims {}
+
+type Response = StandardTokenIntrospectionResponse<OtherClaims, BasicTokenType>;
+
+type IntrospectionClient = oauth2::Client<
+    BasicErrorResponse,
+    BasicTokenResponse,
+    Response,
+    StandardRevocableToken,
+    BasicRevocationErrorResponse,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointSet,
+    EndpointNotSet,
+    EndpointNotSet,
+>;
+
+/// Where the introspection endpoint is.
+#[derive(Debug)]
+pub(crate) enum Endpoint {
+    /// Configured.
+    Url(String),
+    /// The `introspection_endpoint` of the issuer's metadata.
+    Discovered(Arc<Discovery>),
+}
+
+struct Entry {
+    principal: Principal,
+    until: Instant,
+}
+
+/// Introspects tokens and caches the answers.
+pub(crate) struct Introspector {
+    http: OAuthHttp,
+    endpoint: Endpoint,
+    client_id: String,
+    client_secret: Option<String>,
+    issuer: Option<String>,
+    resource: String,
+    leeway: Duration,
+    max_ttl: Duration,
+    capacity: usize,
+    cache: Mutex<HashMap<[u8; 32], Entry>>,
+}
+
+impl std::fmt::Debug for Introspector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Introspector")
+            .field("endpoint", &self.endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Settings of an [`Introspector`].
+pub(crate) struct Settings {
+    pub(crate) endpoint: Endpoint,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<String>,
+    pub(crate) issuer: Option<String>,
+    pub(crate) resource: String,
+    pub(crate) leeway: Duration,
+    pub(crate) max_ttl: Duration,
+    pub(crate) capacity: usize,
+}
+
+impl Introspector {
+    pub(crate) fn new(http: reqwest::Client, s: Settings) -> Self {
+        Introspector {
+            http: OAuthHttp(http),
+            endpoint: s.endpoint,
+            client_id: s.client_id,
+            client_secret: s.client_secret,
+            issuer: s.issuer,
+            resource: s.resource,
+            leeway: s.leeway,
+            max_ttl: s.max_ttl,
+            capacity: s.capacity.max(1),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn cached(&self, digest: &[u8; 32]) -> Option<Principal> {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        match cache.get(digest) {
+            Some(e) if e.until > Instant::now() => Some(e.principal.clone()),
+            Some(_) => {
+                cache.remove(digest);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn remember(&self, digest: [u8; 32], principal: &Principal, until: Instant) {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= self.capacity {
+            let now = Instant::now();
+            cache.retain(|_, e| e.until > now);
+        }
+        if cache.len() >= self.capacity {
+            // Still full: drop the entry that would expire first.
+            if let Some(k) = cache.iter().min_by_key(|(_, e)| e.until).map(|(k, _)| *k) {
+                cache.remove(&k);
+            }
+        }
+        cache.insert(
+            digest,
+            Entry {
+                principal: principal.clone(),
+                until,
+            },
+        );
+    }
+
+    /// How many answers are cached.
+    #[cfg(test)]
+    pub(crate) fn cached_len(&self) -> usize {
+        self.cache.lock().unwrap().len()
+    }
+
+    async fn client(&self) -> Result<IntrospectionClient, String> {
+        let url = match &self.endpoint {
+            Endpoint::Url(u) => u.clone(),
+            Endpoint::Discovered(d) => d
+                .metadata()
+                .await?
+                .introspection_endpoint
+                .clone()
+                .ok_or("the issuer's metadata has no introspection_endpoint")?,
+        };
+        let url =
+            IntrospectionUrl::new(url).map_err(|e| format!("invalid introspection URL: {e}"))?;
+        let mut client =
+            oauth2::Client::new(ClientId::new(self.client_id.clone())).set_introspection_url(url);
+        if let Some(secret) = &self.client_secret {
+            client = client.set_client_secret(ClientSecret::new(secret.clone()));
+        }
+        Ok(client)
+    }
+
+    pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Rejection> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(p) = self.cached(&digest) {
+            return Ok(p);
+        }
+        let client = self.client().await.map_err(|e| {
+            tracing::warn!(error = %e, "token introspection is unavailable");
+            Rejection::invalid_token("The token could not be verified")
+        })?;
+        let access = AccessToken::new(token.to_owned());
+        let response = client
+            .introspect(&access)
+            .request_async(&self.http)
+            .await
+            .map_err(|e| {
+                tracing::warn!(error = %e, "token introspection failed");
+                Rejection::invalid_token("The token could not be verified")
+            })?;
+        let (principal, exp) = self.judge(&response)?;
+        let ttl = match exp {
+            Some(exp) => {
+                let left = u64::try_from(exp.saturating_sub(unix_now())).unwrap_or(0);
+                Duration::from_secs(left).min(self.max_ttl)
+            }
+            None => self.max_ttl,
+        };
+        if !ttl.is_zero() {
+            self.remember(digest, &principal, Instant::now() + ttl);
+        }
+        Ok(principal)
+    }
+
+    /// Active, not expired, not before its time, from our issuer, for this resource.
+    fn judge(&self, r: &Response) -> Result<(Principal, Option<i64>), Rejection> {
+        if !r.active() {
+            return Err(Rejection::invalid_token("The token is not active"));
+        }
+        let now = unix_now();
+        let leeway = i64::try_from(self.leeway.as_secs()).unwrap_or(0);
+        let exp = r.exp().map(|t| t.timestamp());
+        if exp.is_some_and(|e| e + leeway <= now) {
+            return Err(Rejection::invalid_token("The token has expired"));
+        }
+        if r.nbf().is_some_and(|t| t.timestamp() - leeway > now) {
+            return Err(Rejection::invalid_token("The token is not valid yet"));
+        }
+        if let (Some(expected), Some(iss)) = (&self.issuer, r.iss()) {
+            if iss != expected {
+                return Err(Rejection::invalid_token(
+                    "The token was issued by another issuer",
+                ));
+            }
+        }
+        if !r
+            .aud()
+            .is_some_and(|a| a.iter().any(|a| *a == self.resource))
+        {
+            return Err(Rejection::invalid_token(
+                "The token's audience does not include this resource",
+            ));
+        }
+        let claims = match serde_json::to_value(r) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        let mut principal = claims::principal(claims);
+        if principal.issuer.is_none() {
+            principal.issuer = self.issuer.clone();
+        }
+        Ok((principal, exp))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn introspector(capacity: usize) -> Introspector {
+        Introspector::new(
+            reqwest::Client::new(),
+            Settings {
+                endpoint: Endpoint::Url("http://127.0.0.1:9/introspect".into()),
+                client_id: "rs".into(),
+                client_secret: Some("s".into()),
+                issuer: Some("https://as".into()),
+                resource: "https://rs/mcp".into(),
+                leeway: Duration::from_secs(0),
+                max_ttl: Duration::from_secs(60),
+                capacity,
+            },
+        )
+    }
+
+    fn response(v: Value) -> Response {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn judges_responses() {
+        let i = introspector(4);
+        let exp = unix_now() + 100;
+        let ok = response(
+            json!({"active":true,"aud":"https://rs/mcp","iss":"https://as",
+            "sub":"u","scope":"a b","exp":exp,"tenant":"t1"}),
+        );
+        let (p, e) = i.judge(&ok).unwrap();
+        assert_eq!(p.scopes, ["a", "b"]);
+        assert_eq!(p.claims["tenant"], "t1", "non-standard claims are kept");
+        assert_eq!(e, Some(exp));
+        for bad in [
+            json!({"active":false}),
+            json!({"active":true,"aud":"https://other"}),
+            json!({"active":true}),
+            json!({"active":true,"aud":"https://rs/mcp","iss":"https://evil"}),
+            json!({"active":true,"aud":"https://rs/mcp","exp":unix_now() - 10}),
+            json!({"active":true,"aud":"https://rs/mcp","nbf":unix_now() + 100}),
+        ] {
+            assert!(i.judge(&response(bad.clone())).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cache_is_bounded() {
+        let i = introspector(2);
+        let later = Instant::now() + Duration::from_secs(60);
+        for n in 0u8..5 {
+            i.remember(
+                [n; 32],
+                &Principal::new("u"),
+                later + Duration::from_secs(n.into()),
+            );
+        }
+        assert_eq!(i.cached_len(), 2);
+        assert!(
+            i.cached(&[4; 32]).is_some(),
+            "the latest-expiring entries stay"
+        );
+        i.remember([9; 32], &Principal::new("u"), Instant::now());
+        assert!(
+            i.cached(&[9; 32]).is_none(),
+            "expired entries are not served"
+        );
+    }
+}
