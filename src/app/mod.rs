@@ -1,6 +1,7 @@
 //! The composition root of the reference server: the one place that wires the server, its
 //! fixtures and the HTTP transport together.
 
+mod auth;
 mod config;
 
 use std::time::Duration;
@@ -31,8 +32,9 @@ pub fn build_server(config: &Config) -> Result<Server, Error> {
     builder.build()
 }
 
-/// The HTTP application the configuration describes.
-pub fn router(config: &Config, server: Server) -> Router {
+/// The HTTP application the configuration describes (with authorization when configured).
+pub fn router(config: &Config, server: Server) -> Result<Router, Error> {
+    let auth = auth::resource_server(config, &server)?;
     let mut http = StreamableHttp::new(server)
         .path(config.path.clone())
         .body_limit(config.body_limit)
@@ -45,13 +47,13 @@ pub fn router(config: &Config, server: Server) -> Router {
     if !config.allowed_origins.is_empty() {
         http = http.allowed_origins(config.allowed_origins.clone());
     }
-    http.into_router()
+    Ok(auth::protect(auth, http.into_router()))
 }
 
 /// Serves until SIGINT or SIGTERM, then stops accepting and lets in-flight requests finish.
 pub async fn serve(config: Config) -> Result<(), Error> {
     let server = build_server(&config)?;
-    let app = router(&config, server);
+    let app = router(&config, server)?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| Error::io(format!("cannot listen on {}", config.listen), e))?;

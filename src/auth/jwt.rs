@@ -15,13 +15,18 @@ use crate::Principal;
 /// Verifies JWTs.
 pub(crate) struct JwtVerifier {
     keys: Arc<KeyStore>,
-    validation: Validation,
+    /// One validation per allowed algorithm (`jsonwebtoken` wants a single key family in
+    /// each).
+    validations: Vec<(Algorithm, Validation)>,
 }
 
 impl std::fmt::Debug for JwtVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JwtVerifier")
-            .field("algorithms", &self.validation.algorithms)
+            .field(
+                "algorithms",
+                &self.validations.iter().map(|(a, _)| a).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -52,15 +57,20 @@ impl JwtVerifier {
         algorithms: Vec<Algorithm>,
         leeway_secs: u64,
     ) -> Self {
-        let mut validation = Validation::new(algorithms[0]);
-        validation.algorithms = algorithms;
-        validation.set_issuer(&[issuer]);
-        validation.set_audience(&[resource]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        validation.leeway = leeway_secs;
-        validation.validate_exp = true;
-        validation.validate_nbf = true;
-        JwtVerifier { keys, validation }
+        let validations = algorithms
+            .into_iter()
+            .map(|alg| {
+                let mut v = Validation::new(alg);
+                v.set_issuer(&[issuer]);
+                v.set_audience(&[resource]);
+                v.set_required_spec_claims(&["exp", "iss", "aud"]);
+                v.leeway = leeway_secs;
+                v.validate_exp = true;
+                v.validate_nbf = true;
+                (alg, v)
+            })
+            .collect();
+        JwtVerifier { keys, validations }
     }
 
     pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Rejection> {
@@ -68,12 +78,12 @@ impl JwtVerifier {
             tracing::debug!(error = %e, "unreadable JWT header");
             Rejection::invalid_token("The token is malformed or uses an unsupported algorithm")
         })?;
-        if !self.validation.algorithms.contains(&header.alg) {
+        let Some((_, validation)) = self.validations.iter().find(|(a, _)| *a == header.alg) else {
             return Err(Rejection::invalid_token(format!(
                 "The token's algorithm {:?} is not accepted",
                 header.alg
             )));
-        }
+        };
         let key =
             self.keys.key(header.kid.as_deref()).await.ok_or_else(|| {
                 Rejection::invalid_token("The token is signed with an unknown key")
@@ -87,9 +97,8 @@ impl JwtVerifier {
                 "The token's algorithm does not match its signing key",
             ));
         }
-        let data =
-            jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, &self.validation)
-                .map_err(|e| Rejection::invalid_token(describe(e.kind())))?;
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, validation)
+            .map_err(|e| Rejection::invalid_token(describe(e.kind())))?;
         Ok(claims::principal(data.claims))
     }
 }

@@ -56,17 +56,23 @@ mod tests {
             .prompt(
                 PromptDef::new("p")
                     .scopes(["prompts"])
-                    .handler(|_, _| async { unreachable!() }),
+                    .handler(|_, _| async {
+                        Ok(crate::protocol::GetPromptResult::new(Vec::new()))
+                    }),
             )
             .resource(
                 ResourceDef::new("test://fixed", "fixed")
                     .scopes(["res:fixed"])
-                    .handler(|_, _| async { unreachable!() }),
+                    .handler(|_, uri| async move {
+                        Ok(crate::protocol::ResourceContents::text(uri, "x"))
+                    }),
             )
             .resource_template(
                 ResourceTemplateDef::new("test://t/{id}", "t")
                     .scopes(["res:t"])
-                    .handler(|_, _, _| async { unreachable!() }),
+                    .handler(|_, uri, _| async move {
+                        Ok(crate::protocol::ResourceContents::text(uri, "x"))
+                    }),
             )
             .build()
             .unwrap();
