@@ -67,7 +67,7 @@ pub(crate) fn resource_server(config: &Config, server: &Server) -> Result<Auth, 
     if let Some(u) = &config.auth_introspection_url {
         b = b.introspection_endpoint(u.clone());
     }
-    let rs = b.build().map_err(|e| incomplete(&e.message().to_owned()))?;
+    let rs = b.build().map_err(|e| incomplete(e.message()))?;
     tracing::info!(resource = %rs.resource(), "authorization on");
     Ok(Some(rs))
 }

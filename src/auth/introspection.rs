@@ -231,10 +231,7 @@ impl Introspector {
                 ));
             }
         }
-        if !r
-            .aud()
-            .is_some_and(|a| a.iter().any(|a| *a == self.resource))
-        {
+        if !r.aud().is_some_and(|a| a.contains(&self.resource)) {
             return Err(Rejection::invalid_token(
                 "The token's audience does not include this resource",
             ));

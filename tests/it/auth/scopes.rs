@@ -7,6 +7,8 @@ use serde_json::json;
 
 use super::{Protected, protected, request};
 
+type Headers = Vec<(String, String)>;
+
 fn insufficient(p: &Protected, scope: &str, missing: &str) -> String {
     format!(
         "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{}\", error_description=\"This operation needs the scope(s): {missing}\"",
@@ -177,19 +179,19 @@ async fn headers_cannot_be_used_to_get_around_a_scope_check() {
     let token = p.token("mcp");
     let params = json!({"name": "write_file", "arguments": {}});
     let (base, body) = request("tools/call", params);
-    let with = |edit: &dyn Fn(&mut Vec<(String, String)>)| {
+    let with = |edit: &dyn Fn(&mut Headers)| {
         let mut h = base.clone();
         h.push(("authorization".into(), format!("Bearer {token}")));
         edit(&mut h);
         h
     };
-    let set = |h: &mut Vec<(String, String)>, k: &str, v: Option<&str>| {
+    let set = |h: &mut Headers, k: &str, v: Option<&str>| {
         h.retain(|(n, _)| n != k);
         if let Some(v) = v {
             h.push((k.into(), v.into()));
         }
     };
-    let cases: Vec<(&str, Vec<(String, String)>)> = vec![
+    let cases: Vec<(&str, Headers)> = vec![
         (
             "Mcp-Name of a tool needing nothing",
             with(&|h| set(h, "mcp-name", Some("whoami"))),
