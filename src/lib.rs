@@ -53,6 +53,7 @@
 //! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, frozen at build time. |
 //! | [`server`] | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications. |
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
+//! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
 //! | [`app`] | the reference server's composition root and configuration. |
 //! | [`fixtures`] | the demo toolset and every fixture the official conformance suite calls. |
 //!
@@ -73,8 +74,13 @@
 //!
 //! ## Cargo features
 //!
-//! None yet: everything above is always built. Optional backends (Redis, JWT) arrive as
-//! additive features.
+//! | feature | default | adds |
+//! |---|---|---|
+//! | `auth` | yes | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
+//!
+//! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
+//! scope-filtered lists are always built, for any layer that puts a [`Principal`] into the
+//! request's extensions.
 
 mod error;
 
