@@ -80,6 +80,7 @@ fn exchange(rt: &Runtime, server: &Server, body: &[u8], mirror: &MirroredHeaders
         Outcome::Ready(reply) => reply.body,
         Outcome::Running(running) => rt.block_on(running.reply).body,
         Outcome::Accepted => panic!("a request was taken for a notification"),
+        Outcome::Listen(_) => panic!("no benchmarked request opens a listen stream"),
     }
 }
 

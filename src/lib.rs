@@ -51,7 +51,8 @@
 //! |---|---|
 //! | [`protocol`] | serde types for every server-side message; wire errors ([`protocol::ErrorObject`]). No tokio, axum or HTTP. |
 //! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, frozen at build time. |
-//! | [`server`] | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications. |
+//! | [`server`] | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications, sealed `requestState` for multi-round-trip requests, `subscriptions/listen` streams. |
+//! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, and the in-process bus. |
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
 //! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
 //! | [`app`] | the reference server's composition root and configuration. |
@@ -64,6 +65,15 @@
 //! and advertised → `-32601` (404); params → `-32602`; `Mcp-Param-*` → `-32020`; client
 //! capability → `-32021`; run. Every error echoes the request id when it could be read, and
 //! omits `id` when it could not.
+//!
+//! ## Multi-round-trip requests and change notifications
+//!
+//! A tool, resource or prompt handler that needs input from the client answers
+//! [`InputRequired`] (elicitation, sampling, roots, and/or state for the retry); the retry,
+//! possibly on another replica, reads the answers and the state back through
+//! [`RequestContext::input`]. The state is sealed (XChaCha20-Poly1305, a shared key ring,
+//! [`StateKeys`]) and bound to the caller, method, params and an expiry. Changes announced
+//! through the [`notify::Notifier`] reach every open `subscriptions/listen` stream.
 //!
 //! ## Errors
 //!
@@ -89,13 +99,15 @@ pub mod app;
 pub mod auth;
 pub mod fixtures;
 pub mod handler;
+pub mod notify;
 pub mod protocol;
 pub mod server;
 pub mod transport;
 
 pub use error::{Error, ErrorKind};
 pub use handler::{
-    Principal, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, ToolDef, ToolError,
+    HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
+    ResourceTemplateDef, ToolDef, ToolError,
 };
-pub use server::{Server, ServerBuilder};
+pub use server::{Server, ServerBuilder, StateKeys};
 pub use transport::http::StreamableHttp;

@@ -4,6 +4,8 @@ use std::net::SocketAddr;
 
 use clap::{Parser, ValueEnum};
 
+use crate::StateKeys;
+
 /// Which fixtures the reference server registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Fixtures {
@@ -60,6 +62,29 @@ pub struct Config {
     #[arg(long, env = "MCP_KEEPALIVE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub keepalive_secs: u64,
 
+    /// Keys that seal `requestState`: `KID:BASE64KEY` (32-byte keys), comma-separated,
+    /// newest first; the first seals, all open. Every replica needs the same list. Default:
+    /// a key generated at start-up, valid for this process only.
+    #[arg(long, env = "MCP_STATE_KEYS", hide_env_values = true)]
+    pub state_keys: Option<StateKeys>,
+
+    /// How long a sealed `requestState` stays valid, in seconds.
+    #[arg(long, env = "MCP_STATE_TTL_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub state_ttl_secs: u64,
+
+    /// Open `subscriptions/listen` streams per replica beyond which new ones get 503.
+    #[arg(long, env = "MCP_MAX_LISTEN_STREAMS", default_value_t = 10_000)]
+    pub max_listen_streams: usize,
+
+    /// Close each listen stream gracefully after this many seconds (minus up to 10% jitter),
+    /// so clients reconnect and spread over replicas. Default: no limit.
+    #[arg(long, env = "MCP_LISTEN_MAX_LIFETIME_SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub listen_max_lifetime_secs: Option<u64>,
+
+    /// Events a listen stream may fall behind before it is resynced (the bus ring size).
+    #[arg(long, env = "MCP_BUS_CAPACITY", default_value_t = crate::notify::DEFAULT_CAPACITY, value_parser = parse_capacity)]
+    pub bus_capacity: usize,
+
     /// OAuth authorization server that issues tokens for this server. Turns authorization
     /// on (with `--resource`); its keys are found through its discovery document.
     #[arg(long, env = "MCP_AUTH_ISSUER")]
@@ -101,4 +126,11 @@ pub struct Config {
     /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `stateless_mcp=debug`.
     #[arg(long, env = "MCP_LOG", default_value = "info")]
     pub log: String,
+}
+
+fn parse_capacity(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+        _ => Err("must be an integer from 1 to 1000000".into()),
+    }
 }

@@ -4,6 +4,7 @@
 mod auth;
 mod config;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -11,7 +12,9 @@ use axum::serve::ListenerExt as _;
 
 pub use config::{Config, Fixtures};
 
+use crate::notify::{MemoryBus, Notifier};
 use crate::protocol::{CachePolicy, CacheScope, Implementation};
+use crate::server::ListenLimits;
 use crate::{Error, Server, StreamableHttp, fixtures};
 
 /// Builds the server the configuration describes.
@@ -24,7 +27,17 @@ pub fn build_server(config: &Config) -> Result<Server, Error> {
         ))
         .page_size(usize::try_from(config.page_size).unwrap_or(usize::MAX))
         .list_cache(policy)
-        .discover_cache(policy);
+        .discover_cache(policy)
+        .state_ttl(Duration::from_secs(config.state_ttl_secs))
+        .notifier(Notifier::new(Arc::new(MemoryBus::new(config.bus_capacity))))
+        .listen_limits(
+            ListenLimits::default()
+                .max_streams(config.max_listen_streams)
+                .max_lifetime(config.listen_max_lifetime_secs.map(Duration::from_secs)),
+        );
+    if let Some(keys) = &config.state_keys {
+        builder = builder.state_keys(keys.clone());
+    }
     builder = fixtures::demo(builder);
     if config.fixtures == Fixtures::Conformance {
         builder = fixtures::conformance(builder);
@@ -53,7 +66,7 @@ pub fn router(config: &Config, server: Server) -> Result<Router, Error> {
 /// Serves until SIGINT or SIGTERM, then stops accepting and lets in-flight requests finish.
 pub async fn serve(config: Config) -> Result<(), Error> {
     let server = build_server(&config)?;
-    let app = router(&config, server)?;
+    let app = router(&config, server.clone())?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| Error::io(format!("cannot listen on {}", config.listen), e))?;
@@ -67,8 +80,14 @@ pub async fn serve(config: Config) -> Result<(), Error> {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
     });
+    let draining = server.clone();
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            // Listen streams never end on their own: close them gracefully so the
+            // connections drain.
+            draining.close_listen_streams();
+        })
         .await
         .map_err(|e| Error::io("server failed", e))
 }

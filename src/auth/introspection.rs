@@ -255,7 +255,7 @@ mod tests {
 
     fn introspector(capacity: usize) -> Introspector {
         Introspector::new(
-            reqwest::Client::new(),
+            crate::auth::http_client::build(Duration::from_secs(1)).unwrap(),
             Settings {
                 endpoint: Endpoint::Url("http://127.0.0.1:9/introspect".into()),
                 client_id: "rs".into(),

@@ -9,9 +9,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::input::Input;
+use crate::notify::Notifier;
 use crate::protocol::{
-    ClientCapabilities, Implementation, LOG_MESSAGE_METHOD, LogMessageParams, LoggingLevel,
-    Notification, PROGRESS_METHOD, ProgressParams, RequestId, RequestMeta,
+    ClientCapabilities, Implementation, InputRequest, LOG_MESSAGE_METHOD, LogMessageParams,
+    LoggingLevel, Notification, PROGRESS_METHOD, ProgressParams, RequestId, RequestMeta,
 };
 
 /// The request a handler serves: its id, the client's self-description, a way to report
@@ -33,6 +35,8 @@ struct Inner {
     cancellation: CancellationToken,
     events: Option<mpsc::Sender<Bytes>>,
     last_progress: std::sync::Mutex<Option<f64>>,
+    input: Input,
+    notifier: Notifier,
 }
 
 impl RequestContext {
@@ -43,6 +47,8 @@ impl RequestContext {
         extensions: Extensions,
         cancellation: CancellationToken,
         events: Option<mpsc::Sender<Bytes>>,
+        input: Input,
+        notifier: Notifier,
     ) -> Self {
         RequestContext {
             inner: Arc::new(Inner {
@@ -53,6 +59,8 @@ impl RequestContext {
                 cancellation,
                 events,
                 last_progress: std::sync::Mutex::new(None),
+                input,
+                notifier,
             }),
         }
     }
@@ -90,6 +98,25 @@ impl RequestContext {
     /// The transport's request extensions (e.g. the authenticated principal).
     pub fn extensions(&self) -> &Extensions {
         &self.inner.extensions
+    }
+
+    /// What the client sent back on a multi-round-trip retry: `inputResponses` and the
+    /// handler's verified state. Empty on a first attempt (and for methods that cannot ask
+    /// for input).
+    pub fn input(&self) -> &Input {
+        &self.inner.input
+    }
+
+    /// Whether the client declared, on this request, the capability `request` needs
+    /// (elicitation modes included). The server refuses to send one it did not declare.
+    pub fn can_ask(&self, request: &InputRequest) -> bool {
+        request.supported_by(&self.inner.meta.client_capabilities)
+    }
+
+    /// Announces changes (list changed, resource updated) to listening clients on every
+    /// replica.
+    pub fn notifier(&self) -> &Notifier {
+        &self.inner.notifier
     }
 
     /// The authenticated caller, when an authentication layer put one into the request's

@@ -4,6 +4,7 @@
 mod completion;
 mod context;
 pub(crate) mod header_rules;
+pub(crate) mod input;
 mod principal;
 mod prompt;
 pub(crate) mod registry;
@@ -14,6 +15,7 @@ mod uri_template;
 
 pub use completion::CompletionHandler;
 pub use context::RequestContext;
+pub use input::{HandlerError, Input, InputRequired};
 pub use principal::Principal;
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::context::RequestContext;
-use crate::Error;
+use super::input::HandlerError;
 use crate::protocol::{GetPromptResult, Icon, Prompt, PromptArgument};
 
 /// Prompt arguments: names to string values.
@@ -21,7 +21,7 @@ pub trait PromptHandler: Send + Sync + 'static {
         &self,
         ctx: RequestContext,
         arguments: PromptArguments,
-    ) -> BoxFuture<'static, Result<GetPromptResult, Error>>;
+    ) -> BoxFuture<'static, Result<GetPromptResult, HandlerError>>;
 }
 
 struct PromptFn<F>(F);
@@ -29,13 +29,13 @@ struct PromptFn<F>(F);
 impl<F, Fut> PromptHandler for PromptFn<F>
 where
     F: Fn(RequestContext, PromptArguments) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+    Fut: Future<Output = Result<GetPromptResult, HandlerError>> + Send + 'static,
 {
     fn get(
         &self,
         ctx: RequestContext,
         arguments: PromptArguments,
-    ) -> BoxFuture<'static, Result<GetPromptResult, Error>> {
+    ) -> BoxFuture<'static, Result<GetPromptResult, HandlerError>> {
         Box::pin((self.0)(ctx, arguments))
     }
 }
@@ -108,7 +108,7 @@ impl PromptDef {
     pub fn handler<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(RequestContext, PromptArguments) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+        Fut: Future<Output = Result<GetPromptResult, HandlerError>> + Send + 'static,
     {
         self.handler = Some(Arc::new(PromptFn(f)));
         self

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::context::RequestContext;
+use super::input::HandlerError;
 use super::uri_template::{TemplateVars, UriTemplate};
-use crate::Error;
 use crate::protocol::{CachePolicy, ReadResourceResult, Resource, ResourceTemplate};
 
 /// Reads a resource. `vars` are the template variables the URI bound (empty for a fixed
@@ -20,7 +20,7 @@ pub trait ResourceHandler: Send + Sync + 'static {
         ctx: RequestContext,
         uri: String,
         vars: TemplateVars,
-    ) -> BoxFuture<'static, Result<ReadResourceResult, Error>>;
+    ) -> BoxFuture<'static, Result<ReadResourceResult, HandlerError>>;
 }
 
 struct Templated<F>(F);
@@ -28,7 +28,7 @@ struct Templated<F>(F);
 impl<F, Fut, R> ResourceHandler for Templated<F>
 where
     F: Fn(RequestContext, String, TemplateVars) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, Error>> + Send + 'static,
+    Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
     R: Into<ReadResourceResult>,
 {
     fn read(
@@ -36,7 +36,7 @@ where
         ctx: RequestContext,
         uri: String,
         vars: TemplateVars,
-    ) -> BoxFuture<'static, Result<ReadResourceResult, Error>> {
+    ) -> BoxFuture<'static, Result<ReadResourceResult, HandlerError>> {
         let fut = (self.0)(ctx, uri, vars);
         Box::pin(async move { fut.await.map(Into::into) })
     }
@@ -72,7 +72,7 @@ impl ResourceDef {
     pub fn handler<F, Fut, R>(mut self, f: F) -> Self
     where
         F: Fn(RequestContext, String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
         R: Into<ReadResourceResult>,
     {
         self.handler = Some(Arc::new(Templated(move |ctx, uri, _vars| f(ctx, uri))));
@@ -105,7 +105,7 @@ impl ResourceTemplateDef {
     pub fn handler<F, Fut, R>(mut self, f: F) -> Self
     where
         F: Fn(RequestContext, String, TemplateVars) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
         R: Into<ReadResourceResult>,
     {
         self.handler = Some(Arc::new(Templated(f)));

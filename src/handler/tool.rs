@@ -13,20 +13,23 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::context::RequestContext;
+use super::input::{InputRequired, Stop};
 use crate::Error;
 use crate::protocol::{CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations};
 
-/// A failure inside a tool.
+/// A failure inside a tool, or its request for input.
 ///
 /// Converted to a result with `isError: true` and the error's message, so the model can see
-/// it and correct itself. The one exception is a [`crate::Error`] (for instance
-/// `Error::missing_client_capability`), which is answered as the JSON-RPC error it stands for.
-/// Any `std::error::Error` converts with `?`.
+/// it and correct itself. The exceptions: a [`crate::Error`] (for instance
+/// `Error::missing_client_capability`) is answered as the JSON-RPC error it stands for, and
+/// an [`InputRequired`] as an `input_required` result. Any `std::error::Error` converts with
+/// `?`.
 pub struct ToolError(Repr);
 
 enum Repr {
     Message(String),
     Protocol(Error),
+    Input(InputRequired),
 }
 
 impl ToolError {
@@ -35,11 +38,12 @@ impl ToolError {
         ToolError(Repr::Message(message.into()))
     }
 
-    /// Splits into a tool result or a protocol error.
-    pub(crate) fn into_outcome(self) -> Result<CallToolResult, Error> {
+    /// Splits into a tool result, a protocol error or a request for input.
+    pub(crate) fn into_outcome(self) -> Result<CallToolResult, Stop> {
         match self.0 {
             Repr::Message(m) => Ok(CallToolResult::error(m)),
-            Repr::Protocol(e) => Err(e),
+            Repr::Protocol(e) => Err(Stop::Error(e)),
+            Repr::Input(i) => Err(Stop::Input(i)),
         }
     }
 }
@@ -49,6 +53,7 @@ impl fmt::Debug for ToolError {
         match &self.0 {
             Repr::Message(m) => f.debug_tuple("ToolError").field(m).finish(),
             Repr::Protocol(e) => f.debug_tuple("ToolError").field(e).finish(),
+            Repr::Input(i) => f.debug_tuple("ToolError").field(i).finish(),
         }
     }
 }
@@ -58,6 +63,7 @@ impl fmt::Display for ToolError {
         match &self.0 {
             Repr::Message(m) => f.write_str(m),
             Repr::Protocol(e) => fmt::Display::fmt(e, f),
+            Repr::Input(_) => f.write_str("input required"),
         }
     }
 }
@@ -69,6 +75,12 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
             Ok(protocol) => ToolError(Repr::Protocol(*protocol)),
             Err(other) => ToolError(Repr::Message(other.to_string())),
         }
+    }
+}
+
+impl From<InputRequired> for ToolError {
+    fn from(i: InputRequired) -> Self {
+        ToolError(Repr::Input(i))
     }
 }
 
@@ -347,9 +359,9 @@ mod tests {
         let r = ToolError::from(Io).into_outcome().unwrap();
         assert!(r.is_error());
         assert_eq!(r.content[0].as_text(), Some("disk full"));
-        let e = ToolError::from(Error::invalid_params("bad"))
-            .into_outcome()
-            .unwrap_err();
-        assert_eq!(e.to_wire().code, -32602);
+        let e = ToolError::from(Error::invalid_params("bad")).into_outcome();
+        assert!(matches!(e, Err(Stop::Error(e)) if e.to_wire().code == -32602));
+        let i = ToolError::from(InputRequired::new().list_roots("r")).into_outcome();
+        assert!(matches!(i, Err(Stop::Input(_))));
     }
 }

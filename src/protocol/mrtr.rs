@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::JsonObject;
+use super::capabilities::ClientCapabilities;
 use super::content::Role;
 use super::result::{ResultMeta, ResultType, StampResult};
 use super::tool::Tool;
@@ -35,6 +36,42 @@ pub enum InputRequest {
     /// Ask for the client's roots (deprecated, still functional).
     #[serde(rename = "roots/list")]
     ListRoots(ListRootsParams),
+}
+
+impl InputRequest {
+    /// Whether a client with `caps` may be sent this request: elicitation in the right mode,
+    /// sampling (with `sampling.tools` when the request offers tools), roots.
+    pub fn supported_by(&self, caps: &ClientCapabilities) -> bool {
+        match self {
+            InputRequest::Elicit(ElicitParams::Form { .. }) => caps.supports_form_elicitation(),
+            InputRequest::Elicit(ElicitParams::Url { .. }) => caps.supports_url_elicitation(),
+            InputRequest::CreateMessage(p) => caps
+                .sampling
+                .as_ref()
+                .is_some_and(|s| p.tools.is_none() || s.tools.is_some()),
+            InputRequest::ListRoots(_) => caps.roots.is_some(),
+        }
+    }
+
+    /// Adds the capability this request needs to `required` (for `-32021` data).
+    pub fn require_in(&self, required: &mut ClientCapabilities) {
+        match self {
+            InputRequest::Elicit(p) => {
+                let e = required.elicitation.get_or_insert_with(Default::default);
+                match p {
+                    ElicitParams::Form { .. } => e.form = Some(JsonObject::new()),
+                    ElicitParams::Url { .. } => e.url = Some(JsonObject::new()),
+                }
+            }
+            InputRequest::CreateMessage(p) => {
+                let s = required.sampling.get_or_insert_with(Default::default);
+                if p.tools.is_some() {
+                    s.tools = Some(JsonObject::new());
+                }
+            }
+            InputRequest::ListRoots(_) => required.roots = Some(JsonObject::new()),
+        }
+    }
 }
 
 /// Elicitation params: a form (the default mode) or a URL to visit.

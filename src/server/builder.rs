@@ -1,14 +1,18 @@
 //! Building a [`Server`]: register handlers, set policies, freeze.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::value::RawValue;
 
+use super::listen::{ListenLimits, Listeners};
 use super::lists::Lists;
+use super::seal::{DEFAULT_STATE_TTL, StateKeys};
 use super::{Inner, Server};
 use crate::Error;
 use crate::handler::registry::{Definitions, Registry};
 use crate::handler::{CompletionHandler, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
+use crate::notify::Notifier;
 use crate::protocol::{
     CachePolicy, DiscoverResult, Implementation, JsonObject, LATEST_PROTOCOL_VERSION,
     ListChangedCapability, ResourcesCapability, ResultMeta, ServerCapabilities,
@@ -28,6 +32,10 @@ pub struct ServerBuilder {
     read_cache: CachePolicy,
     logging: bool,
     event_buffer: usize,
+    state_keys: Option<StateKeys>,
+    state_ttl: Duration,
+    notifier: Option<Notifier>,
+    listen_limits: ListenLimits,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -59,6 +67,10 @@ impl ServerBuilder {
             read_cache: CachePolicy::new(0, crate::protocol::CacheScope::Public),
             logging: true,
             event_buffer: 32,
+            state_keys: None,
+            state_ttl: DEFAULT_STATE_TTL,
+            notifier: None,
+            listen_limits: ListenLimits::default(),
         }
     }
 
@@ -141,6 +153,33 @@ impl ServerBuilder {
         self
     }
 
+    /// The key ring that seals `requestState`. Every replica must have the same ring; without
+    /// one the server generates a key of its own and warns, since its states then open only
+    /// on this process.
+    pub fn state_keys(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid (default 10 minutes).
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// The notifier (and so the bus) listen streams are fed from. Default: a new in-process
+    /// one, reachable through [`Server::notifier`].
+    pub fn notifier(mut self, notifier: Notifier) -> Self {
+        self.notifier = Some(notifier);
+        self
+    }
+
+    /// Limits on `subscriptions/listen` streams.
+    pub fn listen_limits(mut self, limits: ListenLimits) -> Self {
+        self.listen_limits = limits;
+        self
+    }
+
     /// Checks every definition and freezes the server.
     pub fn build(self) -> Result<Server, Error> {
         let registry = Registry::build(self.defs)?;
@@ -150,9 +189,14 @@ impl ServerBuilder {
             extra: JsonObject::new(),
         };
         let capabilities = ServerCapabilities {
-            tools: (!registry.tools.is_empty()).then(ListChangedCapability::default),
-            resources: registry.has_resources().then(ResourcesCapability::default),
-            prompts: (!registry.prompts.is_empty()).then(ListChangedCapability::default),
+            tools: (!registry.tools.is_empty()).then(list_changed),
+            resources: registry.has_resources().then(|| {
+                let mut r = ResourcesCapability::default();
+                r.subscribe = Some(true);
+                r.list_changed = Some(true);
+                r
+            }),
+            prompts: (!registry.prompts.is_empty()).then(list_changed),
             completions: registry.completion.is_some().then(JsonObject::new),
             logging: self.logging.then(JsonObject::new),
             ..Default::default()
@@ -179,7 +223,25 @@ impl ServerBuilder {
                 read_cache: self.read_cache,
                 server_info,
                 event_buffer: self.event_buffer,
+                state_keys: self.state_keys.unwrap_or_else(|| {
+                    tracing::warn!(
+                        "no requestState keys configured: generated one for this process; \
+                         several replicas need a shared key ring (--state-keys / MCP_STATE_KEYS)"
+                    );
+                    StateKeys::generate()
+                }),
+                state_ttl: self.state_ttl,
+                notifier: self.notifier.unwrap_or_default(),
+                listeners: Listeners::new(self.listen_limits),
             }),
         })
     }
+}
+
+/// `{"listChanged": true}`: listen streams deliver list changes announced through the
+/// notifier.
+fn list_changed() -> ListChangedCapability {
+    let mut c = ListChangedCapability::default();
+    c.list_changed = Some(true);
+    c
 }

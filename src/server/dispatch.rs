@@ -21,14 +21,17 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
+use super::listen::{self, Honoured};
 use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Reply, Running};
+use super::seal::Binding;
 use crate::Error;
-use crate::handler::{PromptDef, RequestContext};
+use crate::handler::input::{Stop, parse_responses};
+use crate::handler::{Input, InputRequired, Principal, PromptDef, RequestContext};
 use crate::protocol::methods::{self, *};
 use crate::protocol::{
-    CallToolResult, CompleteRequest, CompletionReference, ErrorObject, IdField, IncomingMessage,
-    JsonObject, RequestId, RequestMeta, StampResult,
+    CallToolResult, ClientCapabilities, CompleteRequest, CompletionReference, ErrorObject, IdField,
+    IncomingMessage, InputRequiredResult, JsonObject, RequestId, RequestMeta, StampResult,
 };
 
 /// How many argument-validation failures a tool error lists.
@@ -47,6 +50,22 @@ struct ParamsView<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     cursor: Option<&'a RawValue>,
+    #[serde(
+        rename = "inputResponses",
+        borrow,
+        default,
+        deserialize_with = "present"
+    )]
+    input_responses: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow, default, deserialize_with = "present")]
+    request_state: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    notifications: Option<&'a RawValue>,
+}
+
+/// A member that is present, even as `null` (which plain `Option` would read as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 fn classify_unparsable(e: &serde_json::Error) -> ErrorObject {
@@ -273,10 +292,30 @@ impl Server {
                 self.gate(reg.completion.is_some(), method, "completions")?;
                 self.complete(id, meta, params, extensions)
             }
-            SUBSCRIPTIONS_LISTEN => Err(ErrorObject::method_not_found(
-                method,
-                "the server advertises no listChanged or subscribe capability",
-            )),
+            SUBSCRIPTIONS_LISTEN => {
+                let honoured = Honoured {
+                    tools: !reg.tools.is_empty(),
+                    prompts: !reg.prompts.is_empty(),
+                    resources: reg.has_resources(),
+                };
+                self.gate(
+                    honoured.tools || honoured.prompts || honoured.resources,
+                    method,
+                    "listChanged or subscribe",
+                )?;
+                let filter = listen::filter(view.notifications, &honoured)?;
+                Ok(
+                    match inner.listeners.start(
+                        id.clone(),
+                        filter,
+                        inner.notifier.subscribe(),
+                        (*inner.server_info).clone(),
+                    ) {
+                        Ok(stream) => Outcome::Listen(stream),
+                        Err(busy) => Outcome::Ready(busy),
+                    },
+                )
+            }
             _ => Err(ErrorObject::method_not_found(method, "unknown method")),
         }
     }
@@ -340,13 +379,15 @@ impl Server {
             result.meta = self.inner.result_meta.clone();
             return Ok(Outcome::Ready(Reply::result(id, &result)));
         }
+        let (binding, input) =
+            self.retry_input(TOOLS_CALL, &name, &arguments, view, &extensions)?;
         let handler = tool.handler.clone();
         let output = tool.output_validator.clone();
         Ok(self.run(
             id.clone(),
-            TOOLS_CALL,
             meta,
             extensions,
+            Some((binding, input)),
             move |ctx| async move {
                 let result = match handler.call(ctx, arguments).await {
                     Ok(r) => r,
@@ -380,13 +421,15 @@ impl Server {
             .resource_reader(&uri)
             .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
         let policy = cache.unwrap_or(self.inner.read_cache);
+        let (binding, input) =
+            self.retry_input(RESOURCES_READ, &uri, &Value::Null, view, &extensions)?;
         Ok(self.run(
             id.clone(),
-            RESOURCES_READ,
             meta,
             extensions,
+            Some((binding, input)),
             move |ctx| async move {
-                let mut result = handler.read(ctx, uri, vars).await?;
+                let mut result = handler.read(ctx, uri, vars).await.map_err(|e| e.0)?;
                 result.cache.get_or_insert(policy);
                 Ok(result)
             },
@@ -427,12 +470,16 @@ impl Server {
                 json!({ "missing": missing }),
             ));
         }
+        let salient = serde_json::to_value(&arguments).unwrap_or_default();
+        let (binding, input) = self.retry_input(PROMPTS_GET, &name, &salient, view, &extensions)?;
         let handler = prompt.handler.clone();
-        Ok(
-            self.run(id.clone(), PROMPTS_GET, meta, extensions, move |ctx| {
-                handler.get(ctx, arguments)
-            }),
-        )
+        Ok(self.run(
+            id.clone(),
+            meta,
+            extensions,
+            Some((binding, input)),
+            move |ctx| async move { handler.get(ctx, arguments).await.map_err(|e| e.0) },
+        ))
     }
 
     fn complete(
@@ -458,61 +505,98 @@ impl Server {
         let Some(handler) = reg.completion.clone() else {
             return Err(not_advertised(COMPLETION_COMPLETE, "completions"));
         };
-        Ok(self.run(
-            id.clone(),
-            COMPLETION_COMPLETE,
-            meta,
-            extensions,
-            move |ctx| async move {
-                let mut result = handler.complete(ctx, request).await?;
+        Ok(
+            self.run(id.clone(), meta, extensions, None, move |ctx| async move {
+                let mut result = handler.complete(ctx, request).await.map_err(Stop::Error)?;
                 result.enforce_limit();
                 Ok(result)
-            },
-        ))
+            }),
+        )
+    }
+
+    /// Reads what a retry brings: `inputResponses` (structure checked) and `requestState`
+    /// (opened with the key ring and checked against this request and caller). Both are
+    /// `-32602` when invalid.
+    fn retry_input(
+        &self,
+        method: &'static str,
+        target: &str,
+        arguments: &Value,
+        view: &ParamsView<'_>,
+        extensions: &Extensions,
+    ) -> Result<(Binding, Input), ErrorObject> {
+        let binding = Binding::new(method, target, arguments, extensions.get::<Principal>());
+        let responses = parse_responses(view.input_responses)?;
+        let state = match view.request_state {
+            None => None,
+            Some(raw) => {
+                let token = serde_json::from_str::<Cow<'_, str>>(raw.get()).map_err(|_| {
+                    ErrorObject::invalid_params("Invalid requestState: it must be a string")
+                })?;
+                Some(self.inner.state_keys.open(&token, &binding)?)
+            }
+        };
+        Ok((binding, Input { responses, state }))
     }
 
     /// Runs a handler: its context, cancellation on drop, panic isolation, `serverInfo`
-    /// stamping and encoding.
+    /// stamping, sealing of `input_required` answers (for the methods that may give them,
+    /// `mrtr` is `Some`) and encoding.
     fn run<T, F, Fut>(
         &self,
         id: RequestId,
-        method: &'static str,
         meta: RequestMeta,
         extensions: Extensions,
+        mrtr: Option<(Binding, Input)>,
         make: F,
     ) -> Outcome
     where
         T: Serialize + StampResult + Send + 'static,
         F: FnOnce(RequestContext) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T, Error>> + Send + 'static,
+        Fut: Future<Output = Result<T, Stop>> + Send + 'static,
     {
         let (tx, events) = mpsc::channel(self.inner.event_buffer);
         let token = CancellationToken::new();
+        let (binding, input) = match mrtr {
+            Some((b, i)) => (Some(b), i),
+            None => (None, Input::default()),
+        };
+        let caps = meta.client_capabilities.clone();
         let ctx = RequestContext::new(
             id.clone(),
-            method,
+            binding.as_ref().map_or(COMPLETION_COMPLETE, |b| b.method),
             meta,
             extensions,
             token.clone(),
             Some(tx),
+            input,
+            self.inner.notifier.clone(),
         );
-        let server_info = self.inner.server_info.clone();
+        let server = self.clone();
         let reply = async move {
             let _cancel_on_drop = token.drop_guard();
+            let method = ctx.method();
             let outcome = AssertUnwindSafe(async move { make(ctx).await })
                 .catch_unwind()
                 .await;
+            let inner = &server.inner;
             match outcome {
                 Ok(Ok(mut result)) => {
-                    result.meta_mut().server_info = Some(server_info);
+                    result.meta_mut().server_info = Some(inner.server_info.clone());
                     Reply::result(&id, &result)
                 }
-                Ok(Err(e)) => {
-                    if e.kind() == crate::ErrorKind::Internal {
-                        tracing::error!(request_id = %id, method, error = %e, "handler failed");
-                    }
-                    Reply::error(Some(id), e.to_wire())
-                }
+                Ok(Err(Stop::Input(ask))) => match binding {
+                    Some(b) => match server.input_required(ask, &b, &caps) {
+                        Ok(result) => Reply::result(&id, &result),
+                        Err(e) => server.failed(id, method, e),
+                    },
+                    None => server.failed(
+                        id,
+                        method,
+                        Error::internal(format!("{method} cannot answer input_required")),
+                    ),
+                },
+                Ok(Err(Stop::Error(e))) => server.failed(id, method, e),
                 Err(panic) => {
                     let what = panic
                         .downcast_ref::<&str>()
@@ -528,5 +612,47 @@ impl Server {
             reply: Box::pin(reply),
             events,
         })
+    }
+
+    fn failed(&self, id: RequestId, method: &str, e: Error) -> Reply {
+        if e.kind() == crate::ErrorKind::Internal {
+            tracing::error!(request_id = %id, method, error = %e, "handler failed");
+        }
+        Reply::error(Some(id), e.to_wire())
+    }
+
+    /// Turns a handler's request for input into the result: refused with `-32021` when the
+    /// client lacks a capability it needs, state sealed and bound to this request.
+    fn input_required(
+        &self,
+        ask: InputRequired,
+        binding: &Binding,
+        caps: &ClientCapabilities,
+    ) -> Result<InputRequiredResult, Error> {
+        if let Some(required) = ask.missing_capabilities(caps) {
+            return Err(Error::missing_client_capability(&required));
+        }
+        let state = match ask.state {
+            Some(Ok(value)) => Some(self.inner.state_keys.seal(
+                binding,
+                value,
+                self.inner.state_ttl,
+            )?),
+            Some(Err(e)) => {
+                return Err(Error::internal(format!(
+                    "requestState did not serialize: {e}"
+                )));
+            }
+            None => None,
+        };
+        let requests = (!ask.requests.is_empty()).then_some(ask.requests);
+        if requests.is_none() && state.is_none() {
+            return Err(Error::internal(
+                "a handler answered input_required with neither input requests nor state",
+            ));
+        }
+        let mut result = InputRequiredResult::new(requests, state);
+        result.meta.server_info = Some(self.inner.server_info.clone());
+        Ok(result)
     }
 }

@@ -9,17 +9,21 @@
 mod builder;
 mod cursor;
 mod dispatch;
+mod listen;
 mod lists;
 mod mirror;
 mod outcome;
 mod scopes;
+mod seal;
 mod service;
 
 use std::sync::Arc;
 
 pub use builder::ServerBuilder;
+pub use listen::{Listen, ListenLimits, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use mirror::{Mirrored, MirroredHeaders};
 pub use outcome::{Outcome, Reply, Running};
+pub use seal::{DEFAULT_STATE_TTL, MAX_STATE_BYTES, MAX_TOKEN_BYTES, StateKeys, StateKeysError};
 pub use service::Incoming;
 
 use crate::handler::registry::Registry;
@@ -40,6 +44,10 @@ pub(crate) struct Inner {
     pub(crate) read_cache: CachePolicy,
     pub(crate) server_info: Arc<Implementation>,
     pub(crate) event_buffer: usize,
+    pub(crate) state_keys: StateKeys,
+    pub(crate) state_ttl: std::time::Duration,
+    pub(crate) notifier: crate::notify::Notifier,
+    pub(crate) listeners: listen::Listeners,
 }
 
 impl std::fmt::Debug for Server {
@@ -62,6 +70,24 @@ impl Server {
     /// The protocol versions this server accepts.
     pub fn supported_versions(&self) -> &[&'static str] {
         &self.inner.supported_versions
+    }
+
+    /// The handle that announces changes to listening clients (the one given to
+    /// [`ServerBuilder::notifier`], or an in-process one).
+    pub fn notifier(&self) -> &crate::notify::Notifier {
+        &self.inner.notifier
+    }
+
+    /// Closes every open `subscriptions/listen` stream gracefully (each gets its
+    /// `SubscriptionsListenResult`), and every later one as soon as it is acknowledged. Call
+    /// it when the process starts draining.
+    pub fn close_listen_streams(&self) {
+        self.inner.listeners.shutdown.cancel();
+    }
+
+    /// How many `subscriptions/listen` streams are open on this replica.
+    pub fn listen_streams(&self) -> usize {
+        self.inner.listeners.open()
     }
 
     /// The server's implementation info (sent in every result's `_meta`).

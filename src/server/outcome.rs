@@ -7,6 +7,7 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
+use super::listen::Listen;
 use crate::protocol::{ErrorCode, ErrorObject, ErrorResponse, RequestId, ResponseRef};
 
 /// One encoded JSON-RPC response.
@@ -16,6 +17,8 @@ pub struct Reply {
     pub body: Bytes,
     /// The error code, when the response is an error.
     pub error_code: Option<i32>,
+    /// Set when the server is too busy to take the request: HTTP 503 with `Retry-After`.
+    pub retry_after_secs: Option<u32>,
 }
 
 impl fmt::Debug for Reply {
@@ -23,6 +26,7 @@ impl fmt::Debug for Reply {
         f.debug_struct("Reply")
             .field("body", &String::from_utf8_lossy(&self.body))
             .field("error_code", &self.error_code)
+            .field("retry_after_secs", &self.retry_after_secs)
             .finish()
     }
 }
@@ -34,6 +38,7 @@ impl Reply {
             Ok(v) => Reply {
                 body: Bytes::from(v),
                 error_code: None,
+                retry_after_secs: None,
             },
             Err(e) => {
                 tracing::error!(error = %e, "a result failed to serialize");
@@ -47,6 +52,9 @@ impl Reply {
 
     /// The HTTP status this reply is sent with: 200, or the one its error code calls for.
     pub fn http_status(&self) -> u16 {
+        if self.retry_after_secs.is_some() {
+            return 503;
+        }
         self.error_code.map_or(200, ErrorCode::status_of)
     }
 
@@ -58,6 +66,7 @@ impl Reply {
         Reply {
             body: Bytes::from(body),
             error_code: Some(code),
+            retry_after_secs: None,
         }
     }
 }
@@ -86,6 +95,8 @@ pub enum Outcome {
     Ready(Reply),
     /// A handler runs; the transport drives it and relays its notifications.
     Running(Running),
+    /// A `subscriptions/listen` stream (HTTP: a long-lived SSE response).
+    Listen(Listen),
 }
 
 impl Outcome {

@@ -177,10 +177,11 @@ async fn templates_bind_variables_and_fixed_resources_win() {
                     if path.contains("..") {
                         return Err(stateless_mcp::Error::invalid_params(
                             "path traversal is not allowed",
-                        ));
+                        )
+                        .into());
                     }
                     if path == "missing.txt" {
-                        return Err(stateless_mcp::Error::resource_not_found(uri));
+                        return Err(stateless_mcp::Error::resource_not_found(uri).into());
                     }
                     Ok(ResourceContents::text(uri, format!("contents of {path}")))
                 }),

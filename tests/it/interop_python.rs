@@ -1,20 +1,21 @@
 //! The official Python SDK (`mcp==2.3.0`, pinned in tests/interop/python/requirements.txt)
-//! drives the reference binary: discover, list, call, read, get, an unsupported version.
+//! drives the reference binary: discover, list, call, read, get, an unsupported version;
+//! and, against the conformance fixtures, multi-round-trip requests answered through the
+//! SDK's own elicitation/sampling/roots callbacks and `subscriptions/listen` streams.
 
 use std::process::Command;
 
-use crate::support::process::{root, spawn_server, tool};
+use crate::support::process::{ServerProcess, root, spawn_server, tool};
 
-#[test]
-fn python_sdk_client_talks_to_the_reference_server() {
+/// Runs `tests/interop/python/<script> URL` and asserts every step passed.
+fn run_python_client(script: &str, server: &ServerProcess) {
     let python = tool(
         "MCP_TEST_PYTHON",
         "target/test-tools/pyvenv/bin/python",
         "a Python with mcp==2.3.0",
     );
-    let server = spawn_server(&[]);
     let out = Command::new(python)
-        .arg(root().join("tests/interop/python/client_2026.py"))
+        .arg(root().join("tests/interop/python").join(script))
         .arg(&server.url)
         .output()
         .expect("the Python interop client runs");
@@ -24,6 +25,21 @@ fn python_sdk_client_talks_to_the_reference_server() {
         String::from_utf8_lossy(&out.stderr)
     );
     println!("{text}");
-    assert!(out.status.success(), "Python SDK interop failed:\n{text}");
+    assert!(
+        out.status.success(),
+        "Python SDK interop ({script}) failed:\n{text}"
+    );
     assert!(text.contains(" 0 failed"), "{text}");
+}
+
+#[test]
+fn python_sdk_client_talks_to_the_reference_server() {
+    let server = spawn_server(&[]);
+    run_python_client("client_2026.py", &server);
+}
+
+#[test]
+fn python_sdk_client_completes_input_required_rounds_and_listens() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    run_python_client("mrtr_listen_2026.py", &server);
 }

@@ -500,13 +500,6 @@ async fn unknown_method_is_not_found() {
 }
 
 #[tokio::test]
-async fn subscriptions_listen_is_not_found_while_not_advertised() {
-    let params = json!({"notifications": {"toolsListChanged": true}});
-    let r = req("subscriptions/listen", json!(25), params);
-    errors([r], NOT_FOUND, id(25)).await;
-}
-
-#[tokio::test]
 async fn unknown_tool_is_invalid_params_with_id() {
     let r = req(
         "tools/call",

@@ -128,6 +128,11 @@ async fn mutated_messages_always_get_a_valid_reply() {
                 drop(r.events);
                 r.reply.await
             }
+            // A listen stream never ends by itself; its first message is the ack.
+            Outcome::Listen(_) => {
+                outcomes[2] += 1;
+                continue;
+            }
         };
         let v: Value = serde_json::from_slice(&reply.body).unwrap_or_else(|e| {
             panic!(

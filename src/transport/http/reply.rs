@@ -12,7 +12,10 @@ use futures_util::future::BoxFuture;
 use http::{HeaderValue, StatusCode, header};
 use tokio::sync::mpsc;
 
+use futures_util::StreamExt as _;
+
 use super::negotiate::Accepts;
+use super::rejection::NotAcceptable;
 use crate::server::{Outcome, Reply, Running};
 
 /// The response for an outcome.
@@ -20,6 +23,16 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
     match outcome {
         Outcome::Accepted => StatusCode::ACCEPTED.into_response(),
         Outcome::Ready(reply) => json(reply),
+        Outcome::Listen(listen) => {
+            if !accepts.sse {
+                return NotAcceptable(
+                    "subscriptions/listen answers with a text/event-stream: Accept must allow it"
+                        .into(),
+                )
+                .into_response();
+            }
+            sse_response(listen.messages.map(event), keep_alive)
+        }
         Outcome::Running(Running {
             mut reply,
             mut events,
@@ -54,7 +67,8 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
 /// One JSON response, with the status the error code calls for.
 pub(crate) fn json(reply: Reply) -> Response {
     let status = StatusCode::from_u16(reply.http_status()).unwrap_or(StatusCode::OK);
-    (
+    let retry_after = reply.retry_after_secs;
+    let mut response = (
         status,
         [(
             header::CONTENT_TYPE,
@@ -62,7 +76,13 @@ pub(crate) fn json(reply: Reply) -> Response {
         )],
         reply.body,
     )
-        .into_response()
+        .into_response();
+    if let Some(secs) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    response
 }
 
 struct Stream {
@@ -71,10 +91,10 @@ struct Stream {
     events: mpsc::Receiver<Bytes>,
 }
 
-fn event(bytes: Bytes) -> Event {
-    Event::default()
+fn event(bytes: Bytes) -> Result<Event, Infallible> {
+    Ok(Event::default()
         .event("message")
-        .data(String::from_utf8_lossy(&bytes))
+        .data(String::from_utf8_lossy(&bytes)))
 }
 
 /// An SSE response: queued messages, then the handler's notifications as they come, then
@@ -93,7 +113,7 @@ fn sse(
     let stream = futures_util::stream::unfold(state, |mut st| async move {
         loop {
             if let Some(next) = st.pending.pop_front() {
-                return Some((Ok::<_, Infallible>(event(next)), st));
+                return Some((event(next), st));
             }
             let Stream {
                 reply,
@@ -114,7 +134,15 @@ fn sse(
             }
         }
     });
-    let mut response = Sse::new(stream)
+    sse_response(stream, keep_alive)
+}
+
+/// Frames `events` as an SSE response with keepalive comments, unbuffered by proxies.
+fn sse_response<S>(events: S, keep_alive: Duration) -> Response
+where
+    S: futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
+{
+    let mut response = Sse::new(events)
         .keep_alive(KeepAlive::new().interval(keep_alive))
         .into_response();
     response

@@ -1,0 +1,128 @@
+//! The bus trait and the local fan-out every backend delivers through.
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use tokio::sync::broadcast;
+
+use super::event::ChangeEvent;
+use crate::Error;
+
+/// What a subscriber receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// An event.
+    Event(Arc<ChangeEvent>),
+    /// Events may have been missed (the subscriber lagged, or the bus reconnected): assume
+    /// everything changed.
+    Resync,
+}
+
+/// Carries [`ChangeEvent`]s from publishers to the listen streams of every replica. See the
+/// [module docs](super) for the contract every implementation keeps.
+pub trait NotifyBus: Send + Sync + 'static {
+    /// Publishes `event` to every subscriber on every replica. Best effort: an error means
+    /// the event was not handed to the transport (e.g. the broker is unreachable).
+    fn publish(&self, event: ChangeEvent) -> BoxFuture<'_, Result<(), Error>>;
+
+    /// A subscription to the events published from now on.
+    fn subscribe(&self) -> BusReceiver;
+}
+
+/// One subscriber's end of a bus. Dropping it unsubscribes.
+pub struct BusReceiver {
+    rx: broadcast::Receiver<Delivery>,
+}
+
+impl fmt::Debug for BusReceiver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BusReceiver")
+            .field("pending", &self.rx.len())
+            .finish()
+    }
+}
+
+impl BusReceiver {
+    /// The next delivery; `None` once the bus is gone. A subscriber that fell behind by more
+    /// than the ring's capacity gets one [`Delivery::Resync`] and continues with the newest
+    /// events.
+    pub async fn recv(&mut self) -> Option<Delivery> {
+        match self.rx.recv().await {
+            Ok(d) => Some(d),
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::debug!(missed, "listen subscriber lagged; resyncing");
+                Some(Delivery::Resync)
+            }
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+}
+
+/// A bounded ring that fans deliveries out to a replica's subscribers: the local half of
+/// every bus. A cross-replica backend feeds what it receives from its broker into one.
+#[derive(Clone)]
+pub struct Fanout {
+    tx: broadcast::Sender<Delivery>,
+}
+
+impl fmt::Debug for Fanout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fanout")
+            .field("subscribers", &self.tx.receiver_count())
+            .finish()
+    }
+}
+
+impl Fanout {
+    /// A ring of `capacity` deliveries (at least 1).
+    pub fn new(capacity: usize) -> Self {
+        let (tx, _) = broadcast::channel(capacity.max(1));
+        Fanout { tx }
+    }
+
+    /// Delivers `event` to every current subscriber. Never blocks.
+    pub fn deliver(&self, event: ChangeEvent) {
+        let _ = self.tx.send(Delivery::Event(Arc::new(event)));
+    }
+
+    /// Tells every current subscriber that events may have been missed.
+    pub fn resync(&self) {
+        let _ = self.tx.send(Delivery::Resync);
+    }
+
+    /// A new subscriber.
+    pub fn subscribe(&self) -> BusReceiver {
+        BusReceiver {
+            rx: self.tx.subscribe(),
+        }
+    }
+
+    /// How many subscribers there are now.
+    pub fn subscribers(&self) -> usize {
+        self.tx.receiver_count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_stalled_subscriber_gets_a_resync_not_unbounded_memory() {
+        let fan = Fanout::new(4);
+        let mut slow = fan.subscribe();
+        for _ in 0..100 {
+            fan.deliver(ChangeEvent::ToolsListChanged);
+        }
+        assert_eq!(slow.recv().await, Some(Delivery::Resync));
+        // Then the newest events (the ring holds at most 4).
+        let mut rest = 0;
+        while let Ok(Some(_)) =
+            tokio::time::timeout(std::time::Duration::from_millis(10), slow.recv()).await
+        {
+            rest += 1;
+        }
+        assert_eq!(rest, 4);
+    }
+}

@@ -1,0 +1,43 @@
+//! The in-process bus: one replica, no broker.
+
+use futures_util::future::BoxFuture;
+
+use super::bus::{BusReceiver, Fanout, NotifyBus};
+use super::event::ChangeEvent;
+use crate::Error;
+
+/// The default bus: events reach the listen streams of this process only. Enough for one
+/// replica; several replicas need a cross-replica bus.
+#[derive(Debug, Clone)]
+pub struct MemoryBus {
+    fanout: Fanout,
+}
+
+/// How many events a subscriber may lag behind before it is resynced, by default.
+pub const DEFAULT_CAPACITY: usize = 256;
+
+impl Default for MemoryBus {
+    fn default() -> Self {
+        Self::new(DEFAULT_CAPACITY)
+    }
+}
+
+impl MemoryBus {
+    /// A bus whose subscribers may lag `capacity` events before they are resynced.
+    pub fn new(capacity: usize) -> Self {
+        MemoryBus {
+            fanout: Fanout::new(capacity),
+        }
+    }
+}
+
+impl NotifyBus for MemoryBus {
+    fn publish(&self, event: ChangeEvent) -> BoxFuture<'_, Result<(), Error>> {
+        self.fanout.deliver(event);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn subscribe(&self) -> BusReceiver {
+        self.fanout.subscribe()
+    }
+}

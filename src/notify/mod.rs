@@ -1,0 +1,36 @@
+//! Change notifications: the [`Notifier`] handle application code announces changes through,
+//! and the [`NotifyBus`] that carries them to every replica holding a `subscriptions/listen`
+//! stream.
+//!
+//! # The bus contract
+//!
+//! Every [`NotifyBus`] implementation keeps these promises, and listen streams rely on no
+//! more:
+//!
+//! - **Best effort.** An event published while a subscriber exists reaches it unless the
+//!   subscriber lags or the bus loses its connection; in both cases the subscriber is told
+//!   ([`Delivery::Resync`]) instead of being left in silence.
+//! - **No ordering across publishers.** Events from one publisher on one replica arrive in
+//!   order; events from different publishers or replicas may interleave in any order.
+//! - **Bounded memory.** Each replica keeps one ring of at most `capacity` events shared by
+//!   all its subscribers. A subscriber that falls more than `capacity` events behind skips to
+//!   the newest events and receives one [`Delivery::Resync`]; a listen stream answers it by
+//!   sending every list-changed notification it subscribed to (and `resources/updated` for
+//!   each subscribed URI), so the client re-reads what it cares about. A stalled subscriber
+//!   therefore never grows memory.
+//! - **Events, not state.** Events are small, serializable ([`ChangeEvent`]), and carry
+//!   nothing about any client.
+//!
+//! The in-process [`MemoryBus`] ships here; a cross-replica backend publishes to a broker and
+//! feeds what it receives into a [`Fanout`], which gives every backend the same local
+//! semantics.
+
+mod bus;
+mod event;
+mod memory;
+mod notifier;
+
+pub use bus::{BusReceiver, Delivery, Fanout, NotifyBus};
+pub use event::ChangeEvent;
+pub use memory::{DEFAULT_CAPACITY, MemoryBus};
+pub use notifier::Notifier;

@@ -1,0 +1,84 @@
+//! The handle application code announces changes through.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::bus::{BusReceiver, NotifyBus};
+use super::event::ChangeEvent;
+use super::memory::MemoryBus;
+use crate::Error;
+
+/// Announces changes to every listening client, on every replica. Cheap to clone; use it
+/// from a handler ([`RequestContext::notifier`](crate::RequestContext::notifier)), a
+/// background task or an admin endpoint.
+///
+/// ```
+/// # async fn demo() -> Result<(), stateless_mcp::Error> {
+/// use stateless_mcp::notify::Notifier;
+///
+/// let notifier = Notifier::memory();
+/// let server = stateless_mcp::Server::builder().notifier(notifier.clone()).build()?;
+/// // Later, anywhere:
+/// notifier.resource_updated("file:///config.json").await?;
+/// # drop(server);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Notifier {
+    bus: Arc<dyn NotifyBus>,
+}
+
+impl fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Notifier").finish_non_exhaustive()
+    }
+}
+
+impl Default for Notifier {
+    fn default() -> Self {
+        Self::memory()
+    }
+}
+
+impl Notifier {
+    /// A notifier over `bus`.
+    pub fn new(bus: Arc<dyn NotifyBus>) -> Self {
+        Notifier { bus }
+    }
+
+    /// A notifier over a new in-process [`MemoryBus`].
+    pub fn memory() -> Self {
+        Self::new(Arc::new(MemoryBus::default()))
+    }
+
+    /// Publishes any event.
+    pub async fn publish(&self, event: ChangeEvent) -> Result<(), Error> {
+        self.bus.publish(event).await
+    }
+
+    /// The tool list changed.
+    pub async fn tools_list_changed(&self) -> Result<(), Error> {
+        self.publish(ChangeEvent::ToolsListChanged).await
+    }
+
+    /// The prompt list changed.
+    pub async fn prompts_list_changed(&self) -> Result<(), Error> {
+        self.publish(ChangeEvent::PromptsListChanged).await
+    }
+
+    /// The resource list changed.
+    pub async fn resources_list_changed(&self) -> Result<(), Error> {
+        self.publish(ChangeEvent::ResourcesListChanged).await
+    }
+
+    /// The content of `uri` changed.
+    pub async fn resource_updated(&self, uri: impl Into<String>) -> Result<(), Error> {
+        self.publish(ChangeEvent::ResourceUpdated { uri: uri.into() })
+            .await
+    }
+
+    /// A subscription to the bus (what listen streams read).
+    pub fn subscribe(&self) -> BusReceiver {
+        self.bus.subscribe()
+    }
+}

@@ -1,0 +1,420 @@
+//! `subscriptions/listen`: a long-lived stream of change notifications for one request.
+//!
+//! The stream sends the acknowledgement first, then only the notification types the client
+//! asked for and the server honours, each tagged with the listen request's id; it ends with
+//! a graceful `SubscriptionsListenResult` when the server shuts down or the stream reaches
+//! its maximum lifetime, and silently when the client goes away.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use chacha20poly1305::aead::OsRng;
+use chacha20poly1305::aead::rand_core::RngCore as _;
+use futures_util::stream::BoxStream;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use super::outcome::Reply;
+use crate::notify::{BusReceiver, ChangeEvent, Delivery};
+use crate::protocol::{
+    AcknowledgedParams, ErrorObject, Implementation, ListChangedParams, Notification,
+    PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, RequestId,
+    ResourceUpdatedParams, SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionFilter, SubscriptionMeta,
+    SubscriptionsListenResult, TOOLS_LIST_CHANGED,
+};
+
+/// The most URIs one listen request may subscribe to.
+pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
+
+/// Limits on listen streams, per replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListenLimits {
+    /// Open streams beyond which a new listen gets HTTP 503 with `Retry-After`.
+    pub max_streams: usize,
+    /// When set, a stream is closed gracefully after this long, minus up to 10% random
+    /// jitter, so clients reconnect and spread over replicas (for example after a scale-out).
+    pub max_lifetime: Option<Duration>,
+    /// What `Retry-After` says when the replica is full.
+    pub retry_after: Duration,
+}
+
+impl Default for ListenLimits {
+    fn default() -> Self {
+        ListenLimits {
+            max_streams: 10_000,
+            max_lifetime: None,
+            retry_after: Duration::from_secs(5),
+        }
+    }
+}
+
+impl ListenLimits {
+    /// Limits with this many streams at most.
+    pub fn max_streams(mut self, n: usize) -> Self {
+        self.max_streams = n;
+        self
+    }
+
+    /// Limits with this maximum stream lifetime.
+    pub fn max_lifetime(mut self, lifetime: Option<Duration>) -> Self {
+        self.max_lifetime = lifetime;
+        self
+    }
+
+    /// Limits with this `Retry-After`.
+    pub fn retry_after(mut self, d: Duration) -> Self {
+        self.retry_after = d;
+        self
+    }
+}
+
+/// The replica-wide listen state: limits, the open-stream count, the shutdown signal.
+pub(crate) struct Listeners {
+    pub(crate) limits: ListenLimits,
+    open: Arc<AtomicUsize>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl Listeners {
+    pub(crate) fn new(limits: ListenLimits) -> Self {
+        Listeners {
+            limits,
+            open: Arc::new(AtomicUsize::new(0)),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    pub(crate) fn open(&self) -> usize {
+        self.open.load(Ordering::Relaxed)
+    }
+
+    /// A slot for one more stream, or `None` when the replica is full.
+    fn acquire(&self) -> Option<Slot> {
+        let max = self.limits.max_streams;
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(self.open.clone()))
+    }
+}
+
+/// One open stream's place in the count; released when the stream is dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An open listen stream: encoded JSON-RPC messages, ending after the graceful result (or
+/// never, until dropped).
+pub struct Listen {
+    /// The messages, each one JSON text.
+    pub messages: BoxStream<'static, Bytes>,
+}
+
+impl fmt::Debug for Listen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Listen").finish_non_exhaustive()
+    }
+}
+
+/// What a server can notify about, to compute the honoured subset of a filter.
+pub(crate) struct Honoured {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+/// Reads and checks `params.notifications`, and keeps the part the server honours.
+pub(crate) fn filter(
+    raw: Option<&RawValue>,
+    honoured: &Honoured,
+) -> Result<SubscriptionFilter, ErrorObject> {
+    let raw =
+        raw.ok_or_else(|| ErrorObject::invalid_params("Missing required params.notifications"))?;
+    let asked: SubscriptionFilter =
+        crate::protocol::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
+            .map_err(|e| {
+                ErrorObject::invalid_params(format!("Invalid params.notifications: {e}"))
+            })?;
+    let uris = asked.resource_subscriptions.unwrap_or_default();
+    if uris.len() > MAX_RESOURCE_SUBSCRIPTIONS {
+        return Err(ErrorObject::invalid_params(format!(
+            "Too many resourceSubscriptions: at most {MAX_RESOURCE_SUBSCRIPTIONS}"
+        )));
+    }
+    if let Some(bad) = uris
+        .iter()
+        .find(|u| !crate::handler::registry::has_scheme(u))
+    {
+        return Err(ErrorObject::invalid_params(format!(
+            "Invalid resourceSubscriptions entry {bad:?}: a URI needs a scheme"
+        )));
+    }
+    let keep = |asked: Option<bool>, ok: bool| (asked == Some(true) && ok).then_some(true);
+    let mut out = SubscriptionFilter::default();
+    out.tools_list_changed = keep(asked.tools_list_changed, honoured.tools);
+    out.prompts_list_changed = keep(asked.prompts_list_changed, honoured.prompts);
+    out.resources_list_changed = keep(asked.resources_list_changed, honoured.resources);
+    out.resource_subscriptions = (honoured.resources && !uris.is_empty()).then_some(uris);
+    Ok(out)
+}
+
+/// Whether an update of `updated` concerns a subscription to `subscribed`: the same URI, or
+/// a sub-resource of it (`subscribed` followed by `/`, `?` or `#`, or `subscribed` ending in
+/// `/`).
+fn covers(subscribed: &str, updated: &str) -> bool {
+    match updated.strip_prefix(subscribed) {
+        Some("") => true,
+        Some(rest) => subscribed.ends_with('/') || rest.starts_with(['/', '?', '#']),
+        None => false,
+    }
+}
+
+struct State {
+    id: RequestId,
+    filter: SubscriptionFilter,
+    pending: VecDeque<Bytes>,
+    bus: BusReceiver,
+    shutdown: CancellationToken,
+    deadline: Option<tokio::time::Instant>,
+    server_info: Implementation,
+    done: bool,
+    _slot: Slot,
+}
+
+fn encode<P: Serialize>(method: &'static str, params: P) -> Bytes {
+    match serde_json::to_vec(&Notification::new(method, params)) {
+        Ok(v) => Bytes::from(v),
+        Err(e) => {
+            tracing::error!(error = %e, "a notification failed to serialize");
+            Bytes::new()
+        }
+    }
+}
+
+impl State {
+    fn meta(&self) -> SubscriptionMeta {
+        SubscriptionMeta {
+            subscription_id: self.id.clone(),
+        }
+    }
+
+    fn list_changed(&mut self, method: &'static str) {
+        let meta = self.meta();
+        self.pending
+            .push_back(encode(method, ListChangedParams { meta }));
+    }
+
+    fn updated(&mut self, uri: &str) {
+        let meta = self.meta();
+        self.pending.push_back(encode(
+            RESOURCES_UPDATED,
+            ResourceUpdatedParams {
+                meta,
+                uri: uri.to_owned(),
+            },
+        ));
+    }
+
+    fn on(&mut self, delivery: Delivery) {
+        let f = &self.filter;
+        let (tools, prompts, resources) = (
+            f.tools_list_changed == Some(true),
+            f.prompts_list_changed == Some(true),
+            f.resources_list_changed == Some(true),
+        );
+        match delivery {
+            Delivery::Event(event) => match &*event {
+                ChangeEvent::ToolsListChanged if tools => self.list_changed(TOOLS_LIST_CHANGED),
+                ChangeEvent::PromptsListChanged if prompts => {
+                    self.list_changed(PROMPTS_LIST_CHANGED)
+                }
+                ChangeEvent::ResourcesListChanged if resources => {
+                    self.list_changed(RESOURCES_LIST_CHANGED)
+                }
+                ChangeEvent::ResourceUpdated { uri } => {
+                    let subscribed = self.filter.resource_subscriptions.as_deref().unwrap_or(&[]);
+                    if subscribed.iter().any(|s| covers(s, uri)) {
+                        self.updated(uri);
+                    }
+                }
+                _ => {}
+            },
+            Delivery::Resync => {
+                if tools {
+                    self.list_changed(TOOLS_LIST_CHANGED);
+                }
+                if prompts {
+                    self.list_changed(PROMPTS_LIST_CHANGED);
+                }
+                if resources {
+                    self.list_changed(RESOURCES_LIST_CHANGED);
+                }
+                for uri in self
+                    .filter
+                    .resource_subscriptions
+                    .clone()
+                    .unwrap_or_default()
+                {
+                    self.updated(&uri);
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        let mut result = SubscriptionsListenResult::new(self.id.clone());
+        result.meta.server_info = Some(self.server_info.clone());
+        self.pending
+            .push_back(Reply::result(&self.id, &result).body);
+        self.done = true;
+    }
+
+    async fn next(mut self) -> Option<(Bytes, Self)> {
+        loop {
+            if let Some(next) = self.pending.pop_front() {
+                return Some((next, self));
+            }
+            if self.done {
+                return None;
+            }
+            let deadline = self.deadline;
+            let lifetime = async move {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                _ = self.shutdown.cancelled() => self.close(),
+                _ = lifetime => self.close(),
+                delivery = self.bus.recv() => match delivery {
+                    Some(d) => self.on(d),
+                    // The bus is gone: nothing more can arrive; close gracefully.
+                    None => self.close(),
+                },
+            }
+        }
+    }
+}
+
+impl Listeners {
+    /// Opens a stream for the listen request `id` with the honoured `filter`, or answers 503
+    /// when the replica is full.
+    pub(crate) fn start(
+        &self,
+        id: RequestId,
+        filter: SubscriptionFilter,
+        bus: BusReceiver,
+        server_info: Implementation,
+    ) -> Result<Listen, Reply> {
+        let Some(slot) = self.acquire() else {
+            let secs = self.limits.retry_after.as_secs().max(1);
+            let mut reply = Reply::error(
+                Some(id),
+                ErrorObject::internal_error(format!(
+                    "Server busy: this replica holds its maximum of {} listen streams; retry in {secs} s",
+                    self.limits.max_streams
+                )),
+            );
+            reply.retry_after_secs = Some(u32::try_from(secs).unwrap_or(u32::MAX));
+            return Err(reply);
+        };
+        let deadline = self.limits.max_lifetime.map(|life| {
+            let jitter = life.mul_f64(f64::from(OsRng.next_u32() % 1000) / 10_000.0);
+            tokio::time::Instant::now() + life.saturating_sub(jitter)
+        });
+        let ack = encode(
+            SUBSCRIPTIONS_ACKNOWLEDGED,
+            AcknowledgedParams {
+                meta: SubscriptionMeta {
+                    subscription_id: id.clone(),
+                },
+                notifications: filter.clone(),
+            },
+        );
+        let state = State {
+            id,
+            filter,
+            pending: VecDeque::from([ack]),
+            bus,
+            shutdown: self.shutdown.clone(),
+            deadline,
+            server_info,
+            done: false,
+            _slot: slot,
+        };
+        Ok(Listen {
+            messages: Box::pin(futures_util::stream::unfold(state, State::next)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sub_resources_are_covered() {
+        assert!(covers("file:///p", "file:///p"));
+        assert!(covers("file:///p", "file:///p/config.json"));
+        assert!(covers("file:///p/", "file:///p/a"));
+        assert!(covers("db://t", "db://t?row=1"));
+        assert!(!covers("file:///p", "file:///project"));
+        assert!(!covers("file:///p/a", "file:///p"));
+    }
+
+    #[test]
+    fn the_filter_keeps_what_the_server_honours() {
+        let raw = RawValue::from_string(
+            r#"{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":false,
+                "resourceSubscriptions":["file:///a"]}"#
+                .into(),
+        )
+        .unwrap();
+        let f = filter(
+            Some(&raw),
+            &Honoured {
+                tools: true,
+                prompts: false,
+                resources: true,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            serde_json::json!({"toolsListChanged": true, "resourceSubscriptions": ["file:///a"]})
+        );
+        for bad in [
+            r#"[]"#,
+            r#"{"resourceSubscriptions":["nope"]}"#,
+            r#"{"toolsListChanged":1}"#,
+        ] {
+            let raw = RawValue::from_string(bad.into()).unwrap();
+            let h = Honoured {
+                tools: true,
+                prompts: true,
+                resources: true,
+            };
+            assert_eq!(filter(Some(&raw), &h).unwrap_err().code, -32602, "{bad}");
+        }
+        let h = Honoured {
+            tools: true,
+            prompts: true,
+            resources: true,
+        };
+        assert!(filter(None, &h).is_err());
+    }
+}

