@@ -5,7 +5,9 @@
 //!   into a `Principal`;
 //! - `auth/verify_es256`: the same with an ES256 (P-256) JWT;
 //! - `auth/layer_rs256`: the whole `AuthService` around a no-op service: bearer header,
-//!   scope rules from `Mcp-Method`/`Mcp-Name`, verification, scope check, extensions.
+//!   scope rules from `Mcp-Method`/`Mcp-Name`, verification, scope check, extensions;
+//! - `auth/verify_rs256_repeat`: a token seen before, answered from the verified-token cache
+//!   (the default; the benchmarks above turn it off to measure the checks themselves).
 //!
 //! The keys are generated at start and served as a JWKS from a local HTTP server; the first
 //! verification fetches it, every measured one uses the cache. Run with
@@ -86,12 +88,20 @@ fn bench(c: &mut Criterion) {
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         url
     });
-    let rs = ResourceServer::builder(RESOURCE)
+    let uncached = ResourceServer::builder(RESOURCE)
+        .issuer(ISSUER)
+        .jwks_uri(jwks_uri.clone())
+        .required_scopes(["mcp"])
+        .jwt_cache(std::time::Duration::ZERO, 1)
+        .build()
+        .unwrap();
+    let cached = ResourceServer::builder(RESOURCE)
         .issuer(ISSUER)
         .jwks_uri(jwks_uri)
         .required_scopes(["mcp"])
         .build()
         .unwrap();
+    let rs = &uncached;
     rt.block_on(async {
         assert!(
             rs.verify_token(&rs_token).await.is_some(),
@@ -130,6 +140,9 @@ fn bench(c: &mut Criterion) {
                 black_box(resp)
             })
         })
+    });
+    g.bench_function("verify_rs256_repeat", |b| {
+        b.iter(|| rt.block_on(async { black_box(cached.verify_token(black_box(&rs_token)).await) }))
     });
     g.finish();
 }

@@ -1,10 +1,8 @@
 //! Opaque tokens: RFC 7662 introspection through the `oauth2` crate's client, with the
-//! answers cached by a digest of the token (never the token) until the token's expiry, at
-//! most `max_ttl`, and at most `capacity` entries.
+//! answers cached (see [`TokenCache`]).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Duration;
 
 use oauth2::basic::{
     BasicErrorResponse, BasicRevocationErrorResponse, BasicTokenResponse, BasicTokenType,
@@ -16,8 +14,8 @@ use oauth2::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest as _, Sha256};
 
+use super::cache::{TokenCache, unix_now};
 use super::challenge::Rejection;
 use super::claims;
 use super::discovery::Discovery;
@@ -57,11 +55,6 @@ pub(crate) enum Endpoint {
     Discovered(Arc<Discovery>),
 }
 
-struct Entry {
-    principal: Principal,
-    until: Instant,
-}
-
 /// Introspects tokens and caches the answers.
 pub(crate) struct Introspector {
     http: OAuthHttp,
@@ -71,9 +64,7 @@ pub(crate) struct Introspector {
     issuer: Option<String>,
     resource: String,
     leeway: Duration,
-    max_ttl: Duration,
-    capacity: usize,
-    cache: Mutex<HashMap<[u8; 32], Entry>>,
+    cache: TokenCache,
 }
 
 impl std::fmt::Debug for Introspector {
@@ -83,12 +74,6 @@ impl std::fmt::Debug for Introspector {
             .field("client_id", &self.client_id)
             .finish_non_exhaustive()
     }
-}
-
-fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// Settings of an [`Introspector`].
@@ -113,49 +98,8 @@ impl Introspector {
             issuer: s.issuer,
             resource: s.resource,
             leeway: s.leeway,
-            max_ttl: s.max_ttl,
-            capacity: s.capacity.max(1),
-            cache: Mutex::new(HashMap::new()),
+            cache: TokenCache::new(s.max_ttl, s.capacity),
         }
-    }
-
-    fn cached(&self, digest: &[u8; 32]) -> Option<Principal> {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        match cache.get(digest) {
-            Some(e) if e.until > Instant::now() => Some(e.principal.clone()),
-            Some(_) => {
-                cache.remove(digest);
-                None
-            }
-            None => None,
-        }
-    }
-
-    fn remember(&self, digest: [u8; 32], principal: &Principal, until: Instant) {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= self.capacity {
-            let now = Instant::now();
-            cache.retain(|_, e| e.until > now);
-        }
-        if cache.len() >= self.capacity {
-            // Still full: drop the entry that would expire first.
-            if let Some(k) = cache.iter().min_by_key(|(_, e)| e.until).map(|(k, _)| *k) {
-                cache.remove(&k);
-            }
-        }
-        cache.insert(
-            digest,
-            Entry {
-                principal: principal.clone(),
-                until,
-            },
-        );
-    }
-
-    /// How many answers are cached.
-    #[cfg(test)]
-    pub(crate) fn cached_len(&self) -> usize {
-        self.cache.lock().unwrap().len()
     }
 
     async fn client(&self) -> Result<IntrospectionClient, String> {
@@ -179,8 +123,8 @@ impl Introspector {
     }
 
     pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Rejection> {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(p) = self.cached(&digest) {
+        let digest = TokenCache::digest(token);
+        if let Some(p) = self.cache.get(&digest) {
             return Ok(p);
         }
         let client = self.client().await.map_err(|e| {
@@ -197,16 +141,7 @@ impl Introspector {
                 Rejection::invalid_token("The token could not be verified")
             })?;
         let (principal, exp) = self.judge(&response)?;
-        let ttl = match exp {
-            Some(exp) => {
-                let left = u64::try_from(exp.saturating_sub(unix_now())).unwrap_or(0);
-                Duration::from_secs(left).min(self.max_ttl)
-            }
-            None => self.max_ttl,
-        };
-        if !ttl.is_zero() {
-            self.remember(digest, &principal, Instant::now() + ttl);
-        }
+        self.cache.put(digest, &principal, exp);
         Ok(principal)
     }
 
@@ -295,28 +230,5 @@ mod tests {
         ] {
             assert!(i.judge(&response(bad.clone())).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn cache_is_bounded() {
-        let i = introspector(2);
-        let later = Instant::now() + Duration::from_secs(60);
-        for n in 0u8..5 {
-            i.remember(
-                [n; 32],
-                &Principal::new("u"),
-                later + Duration::from_secs(n.into()),
-            );
-        }
-        assert_eq!(i.cached_len(), 2);
-        assert!(
-            i.cached(&[4; 32]).is_some(),
-            "the latest-expiring entries stay"
-        );
-        i.remember([9; 32], &Principal::new("u"), Instant::now());
-        assert!(
-            i.cached(&[9; 32]).is_none(),
-            "expired entries are not served"
-        );
     }
 }

@@ -7,6 +7,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
 use serde_json::{Map, Value};
 
+use super::cache::TokenCache;
 use super::challenge::Rejection;
 use super::claims;
 use super::jwks::KeyStore;
@@ -18,6 +19,8 @@ pub(crate) struct JwtVerifier {
     /// One validation per allowed algorithm (`jsonwebtoken` wants a single key family in
     /// each).
     validations: Vec<(Algorithm, Validation)>,
+    /// Tokens verified before, until they expire (bounded).
+    cache: TokenCache,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -56,6 +59,7 @@ impl JwtVerifier {
         resource: &str,
         algorithms: Vec<Algorithm>,
         leeway_secs: u64,
+        cache: TokenCache,
     ) -> Self {
         let validations = algorithms
             .into_iter()
@@ -70,10 +74,18 @@ impl JwtVerifier {
                 (alg, v)
             })
             .collect();
-        JwtVerifier { keys, validations }
+        JwtVerifier {
+            keys,
+            validations,
+            cache,
+        }
     }
 
     pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Rejection> {
+        let digest = TokenCache::digest(token);
+        if let Some(p) = self.cache.get(&digest) {
+            return Ok(p);
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|e| {
             tracing::debug!(error = %e, "unreadable JWT header");
             Rejection::invalid_token("The token is malformed or uses an unsupported algorithm")
@@ -99,7 +111,10 @@ impl JwtVerifier {
         }
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, validation)
             .map_err(|e| Rejection::invalid_token(describe(e.kind())))?;
-        Ok(claims::principal(data.claims))
+        let exp = data.claims.get("exp").and_then(Value::as_i64);
+        let principal = claims::principal(data.claims);
+        self.cache.put(digest, &principal, exp);
+        Ok(principal)
     }
 }
 

@@ -56,6 +56,7 @@
 //! ```
 
 mod bearer;
+mod cache;
 mod challenge;
 mod claims;
 mod discovery;

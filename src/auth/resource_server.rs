@@ -11,6 +11,7 @@ use http::{HeaderMap, Uri};
 use jsonwebtoken::{Algorithm, AlgorithmFamily};
 use oauth2::url::Url;
 
+use super::cache::TokenCache;
 use super::challenge::{self, Rejection};
 use super::discovery::Discovery;
 use super::introspection::{self, Introspector};
@@ -144,8 +145,8 @@ impl ResourceServer {
 ///
 /// Defaults: JWTs signed with RS256/384/512, PS256/384/512, ES256/384 or EdDSA; 60 s of
 /// clock leeway; keys refreshed on an unknown `kid` at most every 30 s and in the
-/// background at least every 5 min; introspection answers cached for at most 5 min,
-/// 10 000 entries; colon-separated scope hierarchy; 10 s HTTP timeout.
+/// background at least every 5 min; verified JWTs remembered for at most 60 s and
+/// introspection answers for at most 5 min (10 000 entries each); colon-separated scope hierarchy; 10 s HTTP timeout.
 #[must_use]
 #[derive(Clone)]
 pub struct ResourceServerBuilder {
@@ -165,6 +166,8 @@ pub struct ResourceServerBuilder {
     max_refresh: Duration,
     introspection_ttl: Duration,
     introspection_capacity: usize,
+    jwt_ttl: Duration,
+    jwt_capacity: usize,
     http_timeout: Duration,
 }
 
@@ -223,6 +226,8 @@ impl ResourceServerBuilder {
             max_refresh: Duration::from_secs(300),
             introspection_ttl: Duration::from_secs(300),
             introspection_capacity: 10_000,
+            jwt_ttl: Duration::from_secs(60),
+            jwt_capacity: 10_000,
             http_timeout: Duration::from_secs(10),
         }
     }
@@ -263,6 +268,14 @@ impl ResourceServerBuilder {
     pub fn introspection_cache(mut self, max_ttl: Duration, capacity: usize) -> Self {
         self.introspection_ttl = max_ttl;
         self.introspection_capacity = capacity;
+        self
+    }
+
+    /// How long a verified JWT is remembered at most (never past its `exp`; zero turns the
+    /// cache off), and how many. A remembered token skips signature and claim checks.
+    pub fn jwt_cache(mut self, max_ttl: Duration, capacity: usize) -> Self {
+        self.jwt_ttl = max_ttl;
+        self.jwt_capacity = capacity;
         self
     }
 
@@ -411,6 +424,7 @@ impl ResourceServerBuilder {
                 &self.resource,
                 self.algorithms.clone(),
                 self.leeway.as_secs(),
+                TokenCache::new(self.jwt_ttl, self.jwt_capacity),
             )
         });
         let introspection = match &self.introspection_client {

@@ -241,9 +241,12 @@ impl Authz {
         }
     }
 
-    /// Standard claims for `audience` with `scope`, valid for an hour.
+    /// Standard claims for `audience` with `scope`, valid for an hour; every call gets its
+    /// own `jti`, so no two minted tokens are alike.
     pub fn claims(&self, audience: &str, scope: &str) -> Value {
+        static JTI: AtomicU64 = AtomicU64::new(0);
         json!({
+            "jti": format!("jti-{}", JTI.fetch_add(1, Ordering::SeqCst)),
             "iss": self.issuer,
             "sub": "user-42",
             "aud": audience,
