@@ -56,6 +56,8 @@
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
 //! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, metric names and `record_*` helpers, Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
 //! | [`app`] | the reference server's composition root, configuration (flags, env, TOML file) and graceful drain. |
+//! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
+//! | [`app`] | the reference server's composition root and configuration. |
 //! | [`fixtures`] | the demo toolset and every fixture the official conformance suite calls. |
 //!
 //! The validation ladder, in order: `Host`/`Origin` → 403; method ≠ POST → 405; `Accept` →
@@ -84,15 +86,20 @@
 //!
 //! ## Cargo features
 //!
-//! | feature | default | what it adds |
+//! | feature | default | adds |
 //! |---|---|---|
+//! | `auth` | yes | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
 //! | `prometheus` | yes | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
 //!
-//! Optional backends (Redis, JWT) arrive as additive features.
+//! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
+//! scope-filtered lists are always built, for any layer that puts a [`Principal`] into the
+//! request's extensions.
 
 mod error;
 
 pub mod app;
+#[cfg(feature = "auth")]
+pub mod auth;
 pub mod fixtures;
 pub mod handler;
 pub mod notify;

@@ -98,6 +98,44 @@ pub struct Config {
     #[arg(long, env = "MCP_BUS_CAPACITY", default_value_t = crate::notify::DEFAULT_CAPACITY, value_parser = parse_capacity)]
     pub bus_capacity: usize,
 
+    /// OAuth authorization server that issues tokens for this server. Turns authorization
+    /// on (with `--resource`); its keys are found through its discovery document.
+    #[arg(long, env = "MCP_AUTH_ISSUER")]
+    pub auth_issuer: Option<String>,
+
+    /// This server's canonical resource identifier (RFC 8707), e.g.
+    /// `https://mcp.example.com/mcp`; tokens' audience must include it.
+    #[arg(long, env = "MCP_RESOURCE")]
+    pub resource: Option<String>,
+
+    /// Scopes every request needs, comma-separated.
+    #[arg(long, env = "MCP_AUTH_SCOPES", value_delimiter = ',')]
+    pub auth_scopes: Vec<String>,
+
+    /// JWKS URL, instead of the one in the issuer's discovery document.
+    #[arg(long, env = "MCP_AUTH_JWKS_URI")]
+    pub auth_jwks_uri: Option<String>,
+
+    /// Client id for token introspection (RFC 7662); turns on opaque-token support.
+    #[arg(long, env = "MCP_AUTH_INTROSPECTION_CLIENT_ID")]
+    pub auth_introspection_client_id: Option<String>,
+
+    /// Client secret for token introspection.
+    #[arg(
+        long,
+        env = "MCP_AUTH_INTROSPECTION_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    pub auth_introspection_client_secret: Option<String>,
+
+    /// Introspection endpoint, instead of the one in the issuer's discovery document.
+    #[arg(long, env = "MCP_AUTH_INTROSPECTION_URL")]
+    pub auth_introspection_url: Option<String>,
+
+    /// Clock leeway for token expiry checks, in seconds.
+    #[arg(long, env = "MCP_AUTH_LEEWAY_SECS", default_value_t = 60)]
+    pub auth_leeway_secs: u64,
+
     /// Log filter (tracing `EnvFilter` syntax), e.g. `info` or `stateless_mcp=debug`.
     #[arg(long, env = "MCP_LOG", default_value = "info")]
     pub log: String,

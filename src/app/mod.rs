@@ -12,6 +12,7 @@
 //! with the [`Readiness`] created in [`serve_until`] (`readiness.condition("bus")`), so
 //! `/readyz` answers 503 while they are down.
 
+mod auth;
 mod config;
 mod drain;
 mod load;
@@ -66,12 +67,18 @@ pub fn build_server(config: &Config) -> Result<Server, Error> {
     builder.build()
 }
 
-/// The MCP endpoint the configuration describes (no health or metrics routes).
-pub fn router(config: &Config, server: Server) -> Router {
+/// The MCP endpoint the configuration describes, with authorization when configured (no
+/// health or metrics routes).
+pub fn router(config: &Config, server: Server) -> Result<Router, Error> {
     mcp_router(config, server, CancellationToken::new())
 }
 
-fn mcp_router(config: &Config, server: Server, shutdown: CancellationToken) -> Router {
+fn mcp_router(
+    config: &Config,
+    server: Server,
+    shutdown: CancellationToken,
+) -> Result<Router, Error> {
+    let auth = auth::resource_server(config, &server)?;
     let mut http = StreamableHttp::new(server)
         .shutdown(shutdown)
         .path(config.path.clone())
@@ -85,7 +92,7 @@ fn mcp_router(config: &Config, server: Server, shutdown: CancellationToken) -> R
     if !config.allowed_origins.is_empty() {
         http = http.allowed_origins(config.allowed_origins.clone());
     }
-    http.into_router()
+    Ok(auth::protect(auth, http.into_router()))
 }
 
 /// The routes outside the MCP endpoint: `/healthz`, `/readyz` and (with the `prometheus`
@@ -169,7 +176,7 @@ pub async fn serve_until(
         #[cfg(feature = "prometheus")]
         metrics.as_ref(),
     );
-    let mcp = mcp_router(&config, server, shutdown.clone());
+    let mcp = mcp_router(&config, server, shutdown.clone())?;
     tracing::info!(settings = %config.effective_line(), "effective configuration");
     let mut servers = Vec::new();
     match config.admin_listen {

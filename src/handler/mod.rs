@@ -9,6 +9,7 @@ mod principal;
 mod prompt;
 pub(crate) mod registry;
 mod resource;
+mod scopes;
 mod tool;
 mod uri_template;
 
@@ -18,5 +19,6 @@ pub use input::{HandlerError, Input, InputRequired};
 pub use principal::Principal;
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
+pub use scopes::{ScopeHierarchy, ScopeRequirements};
 pub use tool::{IntoCallToolResult, ToolDef, ToolError, ToolHandler};
 pub use uri_template::{TemplateVars, UriTemplate};

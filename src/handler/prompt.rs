@@ -45,6 +45,7 @@ where
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: Option<Arc<dyn PromptHandler>>,
+    pub(crate) scopes: Vec<String>,
 }
 
 impl fmt::Debug for PromptDef {
@@ -61,7 +62,19 @@ impl PromptDef {
         PromptDef {
             prompt: Prompt::new(name),
             handler: None,
+            scopes: Vec::new(),
         }
+    }
+
+    /// The OAuth scopes a caller needs to get this prompt (all of them); `prompts/list`
+    /// shows it only to callers that have them.
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = super::scopes::collect(scopes);
+        self
     }
 
     /// Sets the description.

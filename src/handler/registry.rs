@@ -23,18 +23,21 @@ pub(crate) struct RegisteredTool {
     /// Checks `structuredContent` when the tool declares an `outputSchema`.
     pub(crate) output_validator: Option<Arc<jsonschema::Validator>>,
     pub(crate) header_params: Vec<HeaderParam>,
+    pub(crate) scopes: Vec<String>,
 }
 
 /// A fixed resource ready to serve.
 pub(crate) struct RegisteredResource {
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
+    pub(crate) scopes: Vec<String>,
 }
 
 /// A prompt ready to serve.
 pub(crate) struct RegisteredPrompt {
     pub(crate) prompt: Prompt,
     pub(crate) handler: Arc<dyn PromptHandler>,
+    pub(crate) scopes: Vec<String>,
 }
 
 /// Everything registered, immutable once built. Lists keep registration order.
@@ -135,6 +138,7 @@ impl Registry {
                 validator,
                 output_validator,
                 header_params,
+                scopes: def.scopes,
             });
         }
         for def in defs.resources {
@@ -150,6 +154,7 @@ impl Registry {
             let entry = RegisteredResource {
                 cache: def.cache,
                 handler,
+                scopes: def.scopes,
             };
             if r.resource_handlers.insert(uri.clone(), entry).is_some() {
                 return Err(Error::invalid_definition(format!(
@@ -173,6 +178,7 @@ impl Registry {
                 matcher,
                 cache: def.cache,
                 handler,
+                scopes: def.scopes,
             });
             r.templates.push(def.template);
         }
@@ -195,6 +201,7 @@ impl Registry {
             r.prompts.push(RegisteredPrompt {
                 prompt: def.prompt,
                 handler,
+                scopes: def.scopes,
             });
         }
         Ok(r)
@@ -233,6 +240,47 @@ impl Registry {
     pub(crate) fn knows_resource_reference(&self, uri: &str) -> bool {
         self.resource_handlers.contains_key(uri)
             || self.templates.iter().any(|t| t.uri_template == uri)
+    }
+
+    /// The scopes declared on what a request for `method` names (see
+    /// [`ScopeRequirements`](super::ScopeRequirements)).
+    pub(crate) fn item_scopes(&self, method: &str, name: Option<&str>) -> &[String] {
+        use crate::protocol::methods::{PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
+        let Some(name) = name else { return &[] };
+        match method {
+            TOOLS_CALL => self.tool(name).map_or(&[], |t| &t.scopes),
+            PROMPTS_GET => self.prompt(name).map_or(&[], |p| &p.scopes),
+            RESOURCES_READ => match self.resource_handlers.get(name) {
+                Some(r) => &r.scopes,
+                None => self
+                    .compiled_templates
+                    .iter()
+                    .find(|t| t.matcher.matches(name).is_some())
+                    .map_or(&[], |t| &t.scopes),
+            },
+            _ => &[],
+        }
+    }
+
+    /// The scopes of each fixed resource, in list order.
+    pub(crate) fn resource_scopes(&self) -> Vec<Vec<String>> {
+        self.resources
+            .iter()
+            .map(|r| {
+                self.resource_handlers
+                    .get(&r.uri)
+                    .map(|h| h.scopes.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// The scopes of each template, in list order.
+    pub(crate) fn template_scopes(&self) -> Vec<Vec<String>> {
+        self.compiled_templates
+            .iter()
+            .map(|t| t.scopes.clone())
+            .collect()
     }
 
     /// Whether any resource or template is registered.

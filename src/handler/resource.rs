@@ -48,6 +48,7 @@ pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Option<Arc<dyn ResourceHandler>>,
+    pub(crate) scopes: Vec<String>,
 }
 
 impl ResourceDef {
@@ -57,6 +58,7 @@ impl ResourceDef {
             resource: Resource::new(uri, name),
             cache: None,
             handler: None,
+            scopes: Vec::new(),
         }
     }
 
@@ -84,6 +86,7 @@ pub struct ResourceTemplateDef {
     pub(crate) template: ResourceTemplate,
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Option<Arc<dyn ResourceHandler>>,
+    pub(crate) scopes: Vec<String>,
 }
 
 impl ResourceTemplateDef {
@@ -93,6 +96,7 @@ impl ResourceTemplateDef {
             template: ResourceTemplate::new(uri_template, name),
             cache: None,
             handler: None,
+            scopes: Vec::new(),
         }
     }
 
@@ -137,6 +141,17 @@ macro_rules! common_setters {
                 self
             }
 
+            /// The OAuth scopes a caller needs to read these resources (all of them); the
+            /// list methods show them only to callers that have them.
+            pub fn scopes<I, S>(mut self, scopes: I) -> Self
+            where
+                I: IntoIterator<Item = S>,
+                S: Into<String>,
+            {
+                self.scopes = super::scopes::collect(scopes);
+                self
+            }
+
             /// A reader implementing [`ResourceHandler`] directly.
             pub fn with_handler(mut self, h: impl ResourceHandler) -> Self {
                 self.handler = Some(Arc::new(h));
@@ -162,4 +177,5 @@ pub(crate) struct CompiledTemplate {
     pub(crate) matcher: UriTemplate,
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
+    pub(crate) scopes: Vec<String>,
 }

@@ -199,6 +199,7 @@ pub(crate) fn schema_object<T: JsonSchema>() -> JsonObject {
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Option<Arc<dyn ToolHandler>>,
+    pub(crate) scopes: Vec<String>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -218,7 +219,20 @@ impl ToolDef {
         ToolDef {
             tool: Tool::new(name, schema),
             handler: None,
+            scopes: Vec::new(),
         }
+    }
+
+    /// The OAuth scopes a caller needs to call this tool (all of them). An authorization
+    /// layer answers a call without them with a `403` step-up challenge, and `tools/list`
+    /// shows the tool only to callers that have them.
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = super::scopes::collect(scopes);
+        self
     }
 
     /// Sets the display title.

@@ -252,39 +252,31 @@ impl Server {
             DISCOVER => ready(&inner.discover),
             TOOLS_LIST => {
                 self.gate(!reg.tools.is_empty(), method, "tools")?;
-                ready(
-                    inner
-                        .lists
-                        .tools
-                        .page(optional_string(view.cursor, "cursor")?.as_deref())?,
-                )
+                ready(&inner.lists.tools.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
             }
             RESOURCES_LIST => {
                 self.gate(reg.has_resources(), method, "resources")?;
-                ready(
-                    inner
-                        .lists
-                        .resources
-                        .page(optional_string(view.cursor, "cursor")?.as_deref())?,
-                )
+                ready(&inner.lists.resources.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
             }
             RESOURCE_TEMPLATES_LIST => {
                 self.gate(reg.has_resources(), method, "resources")?;
-                ready(
-                    inner
-                        .lists
-                        .templates
-                        .page(optional_string(view.cursor, "cursor")?.as_deref())?,
-                )
+                ready(&inner.lists.templates.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
             }
             PROMPTS_LIST => {
                 self.gate(!reg.prompts.is_empty(), method, "prompts")?;
-                ready(
-                    inner
-                        .lists
-                        .prompts
-                        .page(optional_string(view.cursor, "cursor")?.as_deref())?,
-                )
+                ready(&inner.lists.prompts.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
             }
             TOOLS_CALL => {
                 self.gate(!reg.tools.is_empty(), method, "tools")?;

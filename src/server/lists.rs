@@ -1,34 +1,77 @@
 //! The four list methods, paginated and serialized once when the server is built.
+//!
+//! When definitions declare scopes, a caller with a [`Principal`] sees only what its scopes
+//! allow: its pages are encoded per request from the visible items and marked
+//! `cacheScope: "private"`. Without declared scopes, or without a principal, every caller
+//! gets the pre-encoded pages.
 
+use std::borrow::Cow;
+
+use http::Extensions;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::cursor;
+use crate::handler::{Principal, ScopeHierarchy};
 use crate::protocol::{
-    CachePolicy, ErrorObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, ResultMeta, StampResult,
+    CachePolicy, CacheScope, ErrorObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, ResultMeta, StampResult,
 };
 
+/// Encodes the page made of the items at the given indices.
+type PageEncoder = Box<dyn Fn(&[usize], Option<String>) -> Box<RawValue> + Send + Sync>;
+
+/// The per-item scopes of a list in which at least one item declares some.
+struct Scoped {
+    scopes: Vec<Vec<String>>,
+    encode: PageEncoder,
+}
+
 /// One list, as pre-encoded result pages.
-#[derive(Debug)]
 pub(crate) struct PagedList {
     fingerprint: String,
     len: usize,
     page_size: usize,
     pages: Vec<Box<RawValue>>,
+    scoped: Option<Scoped>,
+}
+
+impl std::fmt::Debug for PagedList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PagedList")
+            .field("fingerprint", &self.fingerprint)
+            .field("len", &self.len)
+            .field("page_size", &self.page_size)
+            .field("scoped", &self.scoped.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+fn encode<R: Serialize + StampResult>(mut result: R, meta: &ResultMeta) -> Box<RawValue> {
+    *result.meta_mut() = meta.clone();
+    let json = serde_json::to_string(&result).expect("list results serialize");
+    RawValue::from_string(json).expect("serde_json emits valid JSON")
 }
 
 impl PagedList {
-    /// Splits `items` into pages of `page_size` and encodes each with `make`.
-    fn build<T: Serialize + Clone, R: Serialize + StampResult>(
+    /// Splits `items` into pages of `page_size` and encodes each with `make`; `scopes` holds
+    /// each item's required scopes.
+    fn build<T, R, M>(
         kind: &str,
-        items: &[T],
+        items: Vec<T>,
+        scopes: Vec<Vec<String>>,
         page_size: usize,
+        cache: CachePolicy,
         meta: &ResultMeta,
-        make: impl Fn(Vec<T>, Option<String>) -> R,
-    ) -> Self {
+        make: M,
+    ) -> Self
+    where
+        T: Serialize + Clone + Send + Sync + 'static,
+        R: Serialize + StampResult,
+        M: Fn(Vec<T>, Option<String>, CachePolicy) -> R + Send + Sync + 'static,
+    {
         let page_size = page_size.max(1);
-        let all = serde_json::to_vec(items).unwrap_or_default();
+        let all = serde_json::to_vec(&items).unwrap_or_default();
         let fingerprint = cursor::fingerprint(kind, &all);
         let chunks: Vec<&[T]> = if items.is_empty() {
             vec![&[]]
@@ -41,17 +84,27 @@ impl PagedList {
             .map(|(i, chunk)| {
                 let end = (i + 1) * page_size;
                 let next = (end < items.len()).then(|| cursor::encode(&fingerprint, end));
-                let mut result = make(chunk.to_vec(), next);
-                *result.meta_mut() = meta.clone();
-                let json = serde_json::to_string(&result).expect("list results serialize");
-                RawValue::from_string(json).expect("serde_json emits valid JSON")
+                encode(make(chunk.to_vec(), next, cache), meta)
             })
             .collect();
+        let len = items.len();
+        let scoped = scopes.iter().any(|s| !s.is_empty()).then(|| {
+            let meta = meta.clone();
+            let private = CachePolicy::new(cache.ttl_ms, CacheScope::Private);
+            Scoped {
+                scopes,
+                encode: Box::new(move |indices: &[usize], next| {
+                    let page = indices.iter().map(|&i| items[i].clone()).collect();
+                    encode(make(page, next, private), &meta)
+                }),
+            }
+        });
         PagedList {
             fingerprint,
-            len: items.len(),
+            len,
             page_size,
             pages,
+            scoped,
         }
     }
 
@@ -59,14 +112,40 @@ impl PagedList {
     pub(crate) fn page(&self, cursor: Option<&str>) -> Result<&RawValue, ErrorObject> {
         let index = match cursor {
             None => 0,
-            Some(c) => {
-                let offset = cursor::decode(c, &self.fingerprint, self.len)
-                    .filter(|o| o % self.page_size == 0)
-                    .ok_or_else(|| ErrorObject::invalid_params("Invalid cursor"))?;
-                offset / self.page_size
-            }
+            Some(c) => self.offset(c, &self.fingerprint, self.len)? / self.page_size,
         };
         Ok(&self.pages[index])
+    }
+
+    fn offset(&self, cursor: &str, fingerprint: &str, len: usize) -> Result<usize, ErrorObject> {
+        cursor::decode(cursor, fingerprint, len)
+            .filter(|o| o % self.page_size == 0)
+            .ok_or_else(|| ErrorObject::invalid_params("Invalid cursor"))
+    }
+
+    /// The page a request with `cursor` asks for, as the caller in `extensions` may see it.
+    pub(crate) fn page_for(
+        &self,
+        cursor: Option<&str>,
+        extensions: &Extensions,
+    ) -> Result<Cow<'_, RawValue>, ErrorObject> {
+        let (Some(scoped), Some(principal)) = (&self.scoped, extensions.get::<Principal>()) else {
+            return self.page(cursor).map(Cow::Borrowed);
+        };
+        let default = ScopeHierarchy::default();
+        let hierarchy = extensions.get::<ScopeHierarchy>().unwrap_or(&default);
+        let visible: Vec<usize> = (0..self.len)
+            .filter(|&i| hierarchy.allows(principal, &scoped.scopes[i]))
+            .collect();
+        let digest: String = visible.iter().map(|i| format!("{i},")).collect();
+        let fingerprint = cursor::fingerprint(&self.fingerprint, digest.as_bytes());
+        let start = match cursor {
+            None => 0,
+            Some(c) => self.offset(c, &fingerprint, visible.len())?,
+        };
+        let end = (start + self.page_size).min(visible.len());
+        let next = (end < visible.len()).then(|| cursor::encode(&fingerprint, end));
+        Ok(Cow::Owned((scoped.encode)(&visible[start..end], next)))
     }
 }
 
@@ -87,28 +166,46 @@ impl Lists {
         meta: &ResultMeta,
     ) -> Self {
         let tools: Vec<_> = registry.tools.iter().map(|t| t.tool.clone()).collect();
+        let tool_scopes = registry.tools.iter().map(|t| t.scopes.clone()).collect();
         let prompts: Vec<_> = registry.prompts.iter().map(|p| p.prompt.clone()).collect();
+        let prompt_scopes = registry.prompts.iter().map(|p| p.scopes.clone()).collect();
         Lists {
-            tools: PagedList::build("tools", &tools, page_size, meta, |items, next| {
-                ListToolsResult::new(items, next, cache)
-            }),
+            tools: PagedList::build(
+                "tools",
+                tools,
+                tool_scopes,
+                page_size,
+                cache,
+                meta,
+                ListToolsResult::new,
+            ),
             resources: PagedList::build(
                 "resources",
-                &registry.resources,
+                registry.resources.clone(),
+                registry.resource_scopes(),
                 page_size,
+                cache,
                 meta,
-                |items, next| ListResourcesResult::new(items, next, cache),
+                ListResourcesResult::new,
             ),
             templates: PagedList::build(
                 "templates",
-                &registry.templates,
+                registry.templates.clone(),
+                registry.template_scopes(),
                 page_size,
+                cache,
                 meta,
-                |items, next| ListResourceTemplatesResult::new(items, next, cache),
+                ListResourceTemplatesResult::new,
             ),
-            prompts: PagedList::build("prompts", &prompts, page_size, meta, |items, next| {
-                ListPromptsResult::new(items, next, cache)
-            }),
+            prompts: PagedList::build(
+                "prompts",
+                prompts,
+                prompt_scopes,
+                page_size,
+                cache,
+                meta,
+                ListPromptsResult::new,
+            ),
         }
     }
 }

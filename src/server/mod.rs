@@ -13,6 +13,7 @@ mod listen;
 mod lists;
 mod mirror;
 mod outcome;
+mod scopes;
 mod seal;
 mod service;
 

@@ -3,6 +3,8 @@
 
 mod support;
 
+#[cfg(feature = "auth")]
+mod auth;
 mod basics;
 mod cancellation;
 mod config;

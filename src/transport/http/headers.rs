@@ -36,7 +36,7 @@ fn decode(value: &str) -> Result<String, String> {
     }
 }
 
-fn read(headers: &HeaderMap, name: &str, encoded: bool) -> Mirrored {
+pub(crate) fn read(headers: &HeaderMap, name: &str, encoded: bool) -> Mirrored {
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Mirrored::Absent;

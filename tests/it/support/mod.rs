@@ -3,6 +3,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+#[cfg(feature = "auth")]
+pub mod authz;
 pub mod listen;
 pub mod process;
 pub mod schema;
@@ -44,6 +46,11 @@ pub async fn start_http(http: StreamableHttp) -> TestServer {
 /// Serves any router; `path` is the MCP endpoint within it.
 pub async fn start_router(router: axum::Router, path: &str) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    serve_on(listener, router, path)
+}
+
+/// Serves `router` on a listener bound beforehand (when the address must be known first).
+pub fn serve_on(listener: tokio::net::TcpListener, router: axum::Router, path: &str) -> TestServer {
     let addr = listener.local_addr().unwrap();
     let task = tokio::spawn(async move {
         axum::serve(listener, router).await.unwrap();

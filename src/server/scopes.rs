@@ -1,0 +1,107 @@
+//! The scopes declared at registration, as [`ScopeRequirements`] for authorization layers.
+
+use std::borrow::Cow;
+
+use super::Server;
+use crate::handler::ScopeRequirements;
+
+impl Server {
+    /// The scopes declared on what a request for `method` names: the tool (`tools/call`),
+    /// prompt (`prompts/get`), or fixed resource or first matching template
+    /// (`resources/read`) called `name`. Empty for anything else.
+    pub fn required_scopes(&self, method: &str, name: Option<&str>) -> &[String] {
+        self.inner.registry.item_scopes(method, name)
+    }
+
+    /// Every scope declared on any definition, sorted, without repeats.
+    pub fn declared_scopes(&self) -> Vec<String> {
+        let reg = &self.inner.registry;
+        let mut all: Vec<String> = reg
+            .tools
+            .iter()
+            .flat_map(|t| t.scopes.iter().cloned())
+            .chain(reg.prompts.iter().flat_map(|p| p.scopes.iter().cloned()))
+            .chain(reg.resource_scopes().into_iter().flatten())
+            .chain(reg.template_scopes().into_iter().flatten())
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+}
+
+impl ScopeRequirements for Server {
+    fn required_scopes(&self, method: &str, name: Option<&str>) -> Cow<'_, [String]> {
+        Cow::Borrowed(Server::required_scopes(self, method, name))
+    }
+
+    fn all_scopes(&self) -> Vec<String> {
+        self.declared_scopes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef, ToolError};
+    use crate::{RequestContext, Server};
+
+    #[test]
+    fn scopes_by_method_and_name() {
+        let server = Server::builder()
+            .tool(
+                ToolDef::new("w")
+                    .scopes(["files:write"])
+                    .raw_handler(|_: RequestContext, _| async { Ok::<_, ToolError>("x") }),
+            )
+            .prompt(
+                PromptDef::new("p")
+                    .scopes(["prompts"])
+                    .handler(|_, _| async {
+                        Ok(crate::protocol::GetPromptResult::new(Vec::new()))
+                    }),
+            )
+            .resource(
+                ResourceDef::new("test://fixed", "fixed")
+                    .scopes(["res:fixed"])
+                    .handler(|_, uri| async move {
+                        Ok(crate::protocol::ResourceContents::text(uri, "x"))
+                    }),
+            )
+            .resource_template(
+                ResourceTemplateDef::new("test://t/{id}", "t")
+                    .scopes(["res:t"])
+                    .handler(|_, uri, _| async move {
+                        Ok(crate::protocol::ResourceContents::text(uri, "x"))
+                    }),
+            )
+            .build()
+            .unwrap();
+        assert_eq!(
+            server.required_scopes("tools/call", Some("w")),
+            ["files:write"]
+        );
+        assert!(
+            server
+                .required_scopes("tools/call", Some("nope"))
+                .is_empty()
+        );
+        assert!(server.required_scopes("tools/call", None).is_empty());
+        assert_eq!(
+            server.required_scopes("prompts/get", Some("p")),
+            ["prompts"]
+        );
+        assert_eq!(
+            server.required_scopes("resources/read", Some("test://fixed")),
+            ["res:fixed"]
+        );
+        assert_eq!(
+            server.required_scopes("resources/read", Some("test://t/9")),
+            ["res:t"]
+        );
+        assert!(server.required_scopes("tools/list", Some("w")).is_empty());
+        assert_eq!(
+            server.declared_scopes(),
+            ["files:write", "prompts", "res:fixed", "res:t"]
+        );
+    }
+}

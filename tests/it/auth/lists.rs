@@ -1,0 +1,133 @@
+//! Lists show only what the token may use, and are then private to the caller.
+
+use serde_json::{Value, json};
+
+use super::protected;
+
+fn names(result: &Value, key: &str, field: &str) -> Vec<String> {
+    result[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i[field].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn lists_are_filtered_by_scope_and_private() {
+    let p = protected(|b| b).await;
+    let token = p.token("mcp files:read");
+    let ex = p.call(&token, "tools/list", json!({})).await;
+    assert_eq!(names(ex.result(), "tools", "name"), ["read_file", "whoami"]);
+    assert_eq!(ex.result()["cacheScope"], "private");
+    let ex = p.call(&token, "resources/list", json!({})).await;
+    assert_eq!(
+        names(ex.result(), "resources", "uri"),
+        ["test://public", "test://private"]
+    );
+    assert_eq!(ex.result()["cacheScope"], "private");
+    let ex = p.call(&token, "resources/templates/list", json!({})).await;
+    assert!(names(ex.result(), "resourceTemplates", "uriTemplate").is_empty());
+    assert_eq!(ex.result()["cacheScope"], "private");
+    let ex = p.call(&token, "prompts/list", json!({})).await;
+    assert_eq!(names(ex.result(), "prompts", "name"), ["open_prompt"]);
+    assert_eq!(ex.result()["cacheScope"], "private");
+
+    let everything = p.token("mcp files docs prompts");
+    let ex = p.call(&everything, "tools/list", json!({})).await;
+    assert_eq!(
+        names(ex.result(), "tools", "name"),
+        ["read_file", "write_file", "whoami"]
+    );
+    assert_eq!(ex.result()["cacheScope"], "private");
+    let ex = p
+        .call(&everything, "resources/templates/list", json!({}))
+        .await;
+    assert_eq!(names(ex.result(), "resourceTemplates", "name"), ["docs"]);
+    let ex = p.call(&everything, "prompts/list", json!({})).await;
+    assert_eq!(
+        names(ex.result(), "prompts", "name"),
+        ["secret_prompt", "open_prompt"]
+    );
+
+    let bare = p.token("mcp");
+    let ex = p.call(&bare, "tools/list", json!({})).await;
+    assert_eq!(names(ex.result(), "tools", "name"), ["whoami"]);
+}
+
+#[tokio::test]
+async fn filtered_lists_paginate_over_what_the_caller_sees() {
+    use stateless_mcp::{Server, StreamableHttp, ToolDef, ToolError};
+    let mut b = Server::builder().page_size(2);
+    for i in 0..5 {
+        let t = ToolDef::new(format!("t{i}")).raw_handler(|_, _| async { Ok::<_, ToolError>("x") });
+        b = b.tool(if i % 2 == 0 { t } else { t.scopes(["odd"]) });
+    }
+    let server = b.build().unwrap();
+    let authz = crate::support::authz::Authz::start().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let resource = format!(
+        "http://localhost:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let rs = stateless_mcp::auth::ResourceServer::builder(resource.clone())
+        .issuer(authz.issuer.clone())
+        .operation_scopes(server.clone())
+        .build()
+        .unwrap();
+    let srv = crate::support::serve_on(
+        listener,
+        rs.protect(StreamableHttp::new(server).into_router()),
+        "/mcp",
+    );
+    let client = crate::support::Client::new(&srv.url);
+    let token = authz.token(&resource, "even-only");
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let (mut h, body) = super::request("tools/list", params);
+        h.push(("authorization".into(), format!("Bearer {token}")));
+        let ex = client.send(h, body, Some("tools/list")).await;
+        seen.extend(names(ex.result(), "tools", "name"));
+        match ex.result().get("nextCursor").and_then(Value::as_str) {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["t0", "t2", "t4"]);
+}
+
+#[tokio::test]
+async fn lists_without_declared_scopes_stay_public() {
+    let authz = crate::support::authz::Authz::start().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let resource = format!(
+        "http://localhost:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let server = crate::support::fixtures_server();
+    let rs = stateless_mcp::auth::ResourceServer::builder(resource.clone())
+        .issuer(authz.issuer.clone())
+        .operation_scopes(server.clone())
+        .build()
+        .unwrap();
+    let srv = crate::support::serve_on(
+        listener,
+        rs.protect(stateless_mcp::StreamableHttp::new(server).into_router()),
+        "/mcp",
+    );
+    let (mut h, body) = super::request("tools/list", json!({}));
+    h.push((
+        "authorization".into(),
+        format!("Bearer {}", authz.token(&resource, "")),
+    ));
+    let ex = crate::support::Client::new(&srv.url)
+        .send(h, body, Some("tools/list"))
+        .await;
+    assert_eq!(ex.status, 200);
+    assert_eq!(ex.result()["cacheScope"], "public");
+}
