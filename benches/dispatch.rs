@@ -7,7 +7,9 @@
 //! - `dispatch/tools_call_echo`: `tools/call` of a typed `echo` tool with a full `_meta`;
 //! - `dispatch/tools_list_100`: `tools/list` of 100 registered tools (one page);
 //! - `dispatch/discover`: `server/discover`;
-//! - `dispatch/tools_call_100kb`: `tools/call` of `echo` with a 100 KB string argument.
+//! - `dispatch/tools_call_100kb`: `tools/call` of `echo` with a 100 KB string argument;
+//! - `dispatch/mrtr_ask_seal`: a tool answers `input_required` with state, which is sealed;
+//! - `dispatch/mrtr_retry_open`: the retry, whose `requestState` is opened and verified.
 //!
 //! Run with `cargo bench --bench dispatch`. Compare builds by instruction counts (see
 //! DESIGN §6); wall-clock numbers here are for orientation.
@@ -21,7 +23,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::server::{Mirrored, MirroredHeaders, Outcome};
-use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+use stateless_mcp::{InputRequired, RequestContext, Server, StateKeys, ToolDef, ToolError};
 use tokio::runtime::Runtime;
 
 const VERSION: &str = "2026-07-28";
@@ -147,6 +149,48 @@ fn dispatch(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(large.len() as u64));
     group.bench_function("tools_call_100kb", |b| {
         b.iter(|| exchange(&rt, &one, black_box(&large), &call_mirror))
+    });
+
+    group.throughput(Throughput::Elements(1));
+    let ask_server = Server::builder()
+        .tool(
+            ToolDef::new("confirm").handler(|ctx: RequestContext, args: EchoArgs| async move {
+                if ctx.input().state::<String>().is_some() {
+                    return Ok(args.text);
+                }
+                Err(ToolError::from(
+                    InputRequired::new()
+                        .elicit_form("ok", "Sure?", json!({"type": "object"}))
+                        .state(&args.text),
+                ))
+            }),
+        )
+        .state_keys(
+            "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+                .parse::<StateKeys>()
+                .expect("a valid key"),
+        )
+        .build()
+        .expect("the benchmark server builds");
+    let ask_mirror = mirror("tools/call", Some("confirm"));
+    let args = json!({"name": "confirm", "arguments": {"text": "delete everything"}});
+    let ask = body(5, "tools/call", args.clone());
+    let result = expect_result(&rt, &ask_server, &ask, &ask_mirror);
+    let state = result["requestState"]
+        .as_str()
+        .expect("a sealed state")
+        .to_owned();
+    group.bench_function("mrtr_ask_seal", |b| {
+        b.iter(|| exchange(&rt, &ask_server, black_box(&ask), &ask_mirror))
+    });
+    let mut retry_params = args;
+    retry_params["requestState"] = json!(state);
+    retry_params["inputResponses"] = json!({"ok": {"action": "accept", "content": {}}});
+    let retry = body(6, "tools/call", retry_params);
+    let result = expect_result(&rt, &ask_server, &retry, &ask_mirror);
+    assert_eq!(result["content"][0]["text"], "delete everything");
+    group.bench_function("mrtr_retry_open", |b| {
+        b.iter(|| exchange(&rt, &ask_server, black_box(&retry), &ask_mirror))
     });
 
     group.finish();
