@@ -78,6 +78,7 @@ if (( SERVER_CPU == LOAD_CPU )); then
     echo "run.sh: warning: server and load generator share CPU $SERVER_CPU" >&2
 fi
 CLK_TCK=$(getconf CLK_TCK)
+LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- build
 if (( BUILD )); then
@@ -298,7 +299,7 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
 {
     echo "# Load benchmark: stateless-mcp against a bare axum baseline"
     echo
-    echo "$STARTED, commit $COMMIT$DIRTY; $CPUS CPUs ($CPU_MODEL); load average $LOAD_BEFORE before, $LOAD_AFTER after."
+    echo "$STARTED, commit $COMMIT$DIRTY; $CPUS CPUs ($CPU_MODEL); load average $LOAD_AT_START at start (before the build), $LOAD_BEFORE when the load began, $LOAD_AFTER at the end (this run's own load counts)."
     echo "wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s on CPU $LOAD_CPU; each server on CPU $SERVER_CPU (a fresh pair per case);"
     echo "$ROUNDS rounds per case after a ${WARMUP}s warm-up, ours and baseline alternating (order flipped each round)."
     echo "Ours: \`target/release/stateless-mcp\` (defaults), except tools/list: \`examples/load_server.rs\` (the same wiring with 100 tools; no fixture set has 100)."
