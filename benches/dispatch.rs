@@ -53,7 +53,7 @@ fn server(count: usize) -> Server {
 }
 
 /// A request body with the `_meta` a full-featured client sends.
-fn body(id: u64, method: &str, mut params: Value) -> Vec<u8> {
+fn body(id: u64, method: &str, mut params: Value) -> Bytes {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": VERSION,
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
@@ -64,6 +64,7 @@ fn body(id: u64, method: &str, mut params: Value) -> Vec<u8> {
     });
     serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
         .expect("the request encodes")
+        .into()
 }
 
 /// The header values an HTTP transport would have mirrored for this request.
@@ -77,7 +78,7 @@ fn mirror(method: &str, name: Option<&str>) -> MirroredHeaders {
 }
 
 /// One full pass: decode and dispatch, run the handler if any, return the encoded reply.
-fn exchange(rt: &Runtime, server: &Server, body: &[u8], mirror: &MirroredHeaders) -> Bytes {
+fn exchange(rt: &Runtime, server: &Server, body: &Bytes, mirror: &MirroredHeaders) -> Bytes {
     match server.handle(body, Some(mirror), Extensions::new()) {
         Outcome::Ready(reply) => reply.body,
         Outcome::Running(running) => rt.block_on(running.reply).body,
@@ -87,7 +88,7 @@ fn exchange(rt: &Runtime, server: &Server, body: &[u8], mirror: &MirroredHeaders
 }
 
 /// Checks once, before measuring, that the benchmark exercises the success path.
-fn expect_result(rt: &Runtime, server: &Server, body: &[u8], mirror: &MirroredHeaders) -> Value {
+fn expect_result(rt: &Runtime, server: &Server, body: &Bytes, mirror: &MirroredHeaders) -> Value {
     let reply = exchange(rt, server, body, mirror);
     let mut v: Value = serde_json::from_slice(&reply).expect("the reply is JSON");
     assert!(v.get("error").is_none(), "benchmark request failed: {v}");

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
+use bytes::Bytes;
 use futures_util::FutureExt as _;
 use http::Extensions;
 use serde::de::IgnoredAny;
@@ -24,7 +25,7 @@ use super::Server;
 use super::listen::{self, Honoured};
 use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Reply, Running};
-use super::seal::Binding;
+use super::seal::{PendingArguments, PendingBinding};
 use crate::Error;
 use crate::handler::context::ContextParts;
 use crate::handler::input::{Stop, parse_responses};
@@ -154,7 +155,7 @@ impl Server {
     /// [`RequestContext::extensions`].
     pub fn handle(
         &self,
-        body: &[u8],
+        body: &Bytes,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
     ) -> Outcome {
@@ -199,7 +200,7 @@ impl Server {
             }
             IdField::Valid(id) => id,
         };
-        match self.route(&id, &method, msg.params, mirror, extensions) {
+        match self.route(body, &id, &method, msg.params, mirror, extensions) {
             Ok(outcome) => outcome,
             Err(e) => Outcome::error(Some(id), e),
         }
@@ -207,6 +208,7 @@ impl Server {
 
     fn route(
         &self,
+        body: &Bytes,
         id: &RequestId,
         method: &str,
         params: Option<&RawValue>,
@@ -280,7 +282,7 @@ impl Server {
             }
             TOOLS_CALL => {
                 self.gate(!reg.tools.is_empty(), method, "tools")?;
-                self.call_tool(id, meta, &view, mirror, extensions)
+                self.call_tool(body, id, meta, &view, mirror, extensions)
             }
             RESOURCES_READ => {
                 self.gate(reg.has_resources(), method, "resources")?;
@@ -332,6 +334,7 @@ impl Server {
 
     fn call_tool(
         &self,
+        body: &Bytes,
         id: &RequestId,
         meta: RequestMeta,
         view: &ParamsView<'_>,
@@ -381,8 +384,14 @@ impl Server {
             result.meta = self.inner.result_meta.clone();
             return Ok(Outcome::Ready(Reply::result(id, &result)));
         }
-        let (binding, input) =
-            self.retry_input(TOOLS_CALL, &name, &arguments, view, &extensions)?;
+        let raw_arguments = view.arguments.map(|r| body.slice_ref(r.get().as_bytes()));
+        let (binding, input) = self.retry_input(
+            TOOLS_CALL,
+            &name,
+            PendingArguments::Raw(raw_arguments),
+            view,
+            &extensions,
+        )?;
         let handler = tool.handler.clone();
         let output = tool.output_validator.clone();
         Ok(self.run(
@@ -423,8 +432,13 @@ impl Server {
             .resource_reader(&uri)
             .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
         let policy = cache.unwrap_or(self.inner.read_cache);
-        let (binding, input) =
-            self.retry_input(RESOURCES_READ, &uri, &Value::Null, view, &extensions)?;
+        let (binding, input) = self.retry_input(
+            RESOURCES_READ,
+            &uri,
+            PendingArguments::Value(Value::Null),
+            view,
+            &extensions,
+        )?;
         Ok(self.run(
             id.clone(),
             meta,
@@ -473,7 +487,13 @@ impl Server {
             ));
         }
         let salient = serde_json::to_value(&arguments).unwrap_or_default();
-        let (binding, input) = self.retry_input(PROMPTS_GET, &name, &salient, view, &extensions)?;
+        let (binding, input) = self.retry_input(
+            PROMPTS_GET,
+            &name,
+            PendingArguments::Value(salient),
+            view,
+            &extensions,
+        )?;
         let handler = prompt.handler.clone();
         Ok(self.run(
             id.clone(),
@@ -523,11 +543,16 @@ impl Server {
         &self,
         method: &'static str,
         target: &str,
-        arguments: &Value,
+        arguments: PendingArguments,
         view: &ParamsView<'_>,
         extensions: &Extensions,
-    ) -> Result<(Binding, Input), ErrorObject> {
-        let binding = Binding::new(method, target, arguments, extensions.get::<Principal>());
+    ) -> Result<(PendingBinding, Input), ErrorObject> {
+        let binding = PendingBinding::new(
+            method,
+            target.to_owned(),
+            arguments,
+            extensions.get::<Principal>(),
+        );
         let responses = parse_responses(view.input_responses)?;
         let state = match view.request_state {
             None => None,
@@ -538,7 +563,7 @@ impl Server {
                 let opened = self
                     .inner
                     .state_keys
-                    .open(&token, &binding)
+                    .open(&token, &binding.resolve())
                     .inspect_err(|e| {
                         let reason = e
                             .data
@@ -562,7 +587,7 @@ impl Server {
         id: RequestId,
         meta: RequestMeta,
         extensions: Extensions,
-        mrtr: Option<(Binding, Input)>,
+        mrtr: Option<(PendingBinding, Input)>,
         make: F,
     ) -> Outcome
     where
@@ -601,7 +626,7 @@ impl Server {
                     Reply::result(&id, &result)
                 }
                 Ok(Err(Stop::Input(ask))) => match binding {
-                    Some(b) => match server.input_required(ask, &b, &caps) {
+                    Some(b) => match server.input_required(ask, &b.resolve(), &caps) {
                         Ok(result) => Reply::result(&id, &result),
                         Err(e) => server.failed(id, method, e),
                     },
@@ -641,7 +666,7 @@ impl Server {
     fn input_required(
         &self,
         ask: InputRequired,
-        binding: &Binding,
+        binding: &super::seal::Binding,
         caps: &ClientCapabilities,
     ) -> Result<InputRequiredResult, Error> {
         if let Some(required) = ask.missing_capabilities(caps) {

@@ -259,6 +259,63 @@ impl Binding {
     }
 }
 
+/// What a binding is made of, kept until a binding is actually needed: to open a
+/// `requestState` the request carries, or to seal one the handler returns. Most requests need
+/// neither, and then the arguments are never canonicalized or hashed.
+#[derive(Debug)]
+pub(crate) struct PendingBinding {
+    pub(crate) method: &'static str,
+    target: String,
+    arguments: PendingArguments,
+    principal: Option<Principal>,
+}
+
+/// The arguments of a pending binding.
+#[derive(Debug)]
+pub(crate) enum PendingArguments {
+    /// Already parsed (e.g. prompt arguments, or none for a resource).
+    Value(Value),
+    /// The raw JSON text of `params.arguments` (absent or `null` mean `{}`).
+    Raw(Option<bytes::Bytes>),
+}
+
+impl PendingBinding {
+    pub(crate) fn new(
+        method: &'static str,
+        target: String,
+        arguments: PendingArguments,
+        principal: Option<&Principal>,
+    ) -> Self {
+        PendingBinding {
+            method,
+            target,
+            arguments,
+            principal: principal.cloned(),
+        }
+    }
+
+    /// The binding: canonical arguments and digests, computed now.
+    pub(crate) fn resolve(&self) -> Binding {
+        let parsed;
+        let arguments = match &self.arguments {
+            PendingArguments::Value(v) => v,
+            PendingArguments::Raw(raw) => {
+                parsed = match raw.as_deref().map(serde_json::from_slice::<Value>) {
+                    Some(Ok(v)) if !v.is_null() => v,
+                    _ => Value::Object(serde_json::Map::new()),
+                };
+                &parsed
+            }
+        };
+        Binding::new(
+            self.method,
+            &self.target,
+            arguments,
+            self.principal.as_ref(),
+        )
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct Sealed<'a> {
     m: &'a str,
@@ -543,6 +600,27 @@ mod tests {
         assert_eq!(
             reason(&keys.open_at(&short, &for_alice, later).unwrap_err()),
             "expired"
+        );
+    }
+
+    #[test]
+    fn pending_bindings_resolve_like_eager_ones() {
+        let raw = |t: &str| PendingArguments::Raw(Some(bytes::Bytes::from(t.to_owned())));
+        let pending = |args| PendingBinding::new("tools/call", "book".into(), args, None);
+        assert_eq!(
+            pending(raw(r#"{"a": [1, {"x": 1, "y": 2}], "b": 1}"#)).resolve(),
+            binding()
+        );
+        let empty = Binding::new("tools/call", "book", &json!({}), None);
+        for args in [PendingArguments::Raw(None), raw("null"), raw("{}")] {
+            assert_eq!(pending(args).resolve(), empty);
+        }
+        assert_eq!(
+            pending(PendingArguments::Value(
+                json!({"b": 1, "a": [1, {"y": 2, "x": 1}]})
+            ))
+            .resolve(),
+            binding()
         );
     }
 

@@ -114,7 +114,11 @@ async fn mutated_messages_always_get_a_valid_reply() {
             },
             params: Vec::new(),
         };
-        let reply = match server.handle(&body, Some(&mirror), Default::default()) {
+        let reply = match server.handle(
+            &bytes::Bytes::from(body.clone()),
+            Some(&mirror),
+            Default::default(),
+        ) {
             Outcome::Accepted => {
                 outcomes[0] += 1;
                 continue;
