@@ -103,7 +103,7 @@ impl RequestObserver {
         let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
         let method = method_label(header("mcp-method"));
         let name = self.name_label(method, header("mcp-name"));
-        let span = tracing::info_span!(
+        let span = tracing::debug_span!(
             "mcp.request",
             mcp.method.name = Empty,
             gen_ai.operation.name = Empty,

@@ -41,7 +41,7 @@ fn hanging_server(tx: mpsc::UnboundedSender<&'static str>) -> Server {
 async fn abandon_call(url: &str, params_meta: Value) {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "hang", "_meta": params_meta}});
-    let mut req = reqwest::Client::new()
+    let mut req = crate::support::http()
         .post(url)
         .timeout(Duration::from_millis(300))
         .body(body.to_string());

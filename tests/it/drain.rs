@@ -13,7 +13,7 @@ use crate::support::process::{ServerProcess, spawn_server};
 async fn wait_in_flight(srv: &ServerProcess, n: usize) {
     let want = format!("mcp_server_requests_in_flight {n}");
     for _ in 0..600 {
-        let text = reqwest::get(format!("{}/metrics", srv.base))
+        let text = crate::support::get(format!("{}/metrics", srv.base))
             .await
             .unwrap()
             .text()
@@ -28,7 +28,9 @@ async fn wait_in_flight(srv: &ServerProcess, n: usize) {
 }
 
 async fn readyz(srv: &ServerProcess) -> (u16, serde_json::Value) {
-    let r = reqwest::get(format!("{}/readyz", srv.base)).await.unwrap();
+    let r = crate::support::get(format!("{}/readyz", srv.base))
+        .await
+        .unwrap();
     (r.status().as_u16(), r.json().await.unwrap())
 }
 
@@ -52,7 +54,9 @@ async fn readiness_turns_503_while_draining_and_liveness_stays_up() {
         body,
         json!({"status": "not ready", "reasons": ["draining"]})
     );
-    let live = reqwest::get(format!("{}/healthz", srv.base)).await.unwrap();
+    let live = crate::support::get(format!("{}/healthz", srv.base))
+        .await
+        .unwrap();
     assert_eq!(live.status(), 200);
     // Still serving MCP during the delay.
     let x = Client::new(&srv.url)
@@ -106,7 +110,7 @@ async fn the_shutdown_deadline_bounds_the_drain() {
     let client = Client::new(&srv.url);
     let url = srv.url.clone();
     let call = tokio::spawn(async move {
-        let mut req = reqwest::Client::new().post(url).body(
+        let mut req = crate::support::http().post(url).body(
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": crate::support::with_meta(json!({"name": "sleep", "arguments": {"ms": 600000}}))})
             .to_string(),

@@ -203,7 +203,7 @@ async fn idle_streams_get_keepalive_comments() {
     let srv = start_http(http).await;
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
                       "params": crate::support::with_meta(json!({"notifications": {"toolsListChanged": true}}))});
-    let mut req = reqwest::Client::new().post(&srv.url).body(body.to_string());
+    let mut req = crate::support::http().post(&srv.url).body(body.to_string());
     for (k, v) in Client::headers("subscriptions/listen", None) {
         req = req.header(k, v);
     }

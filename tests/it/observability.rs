@@ -40,7 +40,9 @@ fn series(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
 }
 
 async fn scrape(base: &str) -> String {
-    let resp = reqwest::get(format!("{base}/metrics")).await.unwrap();
+    let resp = crate::support::get(format!("{base}/metrics"))
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 200);
     let ct = resp.headers()["content-type"].to_str().unwrap().to_owned();
     assert!(ct.starts_with("text/plain"), "{ct}");
@@ -216,12 +218,12 @@ async fn admin_listen_moves_health_and_metrics_off_the_mcp_port() {
         .unwrap_or_else(|| panic!("no admin address logged in {lines:#?}"))
         .to_owned();
     for path in ["/healthz", "/readyz", "/metrics"] {
-        let admin_status = reqwest::get(format!("http://{admin}{path}"))
+        let admin_status = crate::support::get(format!("http://{admin}{path}"))
             .await
             .unwrap()
             .status();
         assert_eq!(admin_status, 200, "{path} on the admin port");
-        let main_status = reqwest::get(format!("{}{path}", srv.base))
+        let main_status = crate::support::get(format!("{}{path}", srv.base))
             .await
             .unwrap()
             .status();
@@ -231,7 +233,7 @@ async fn admin_listen_moves_health_and_metrics_off_the_mcp_port() {
         .request("tools/list", json!(1), Value::Null)
         .await;
     assert_eq!(x.status, 200);
-    let text = reqwest::get(format!("http://{admin}/metrics"))
+    let text = crate::support::get(format!("http://{admin}/metrics"))
         .await
         .unwrap()
         .text()
@@ -272,7 +274,7 @@ async fn readyz_reports_named_conditions() {
     let get = |path: &'static str| {
         let url = format!("{base}{path}");
         async move {
-            let r = reqwest::get(url).await.unwrap();
+            let r = crate::support::get(url).await.unwrap();
             (r.status().as_u16(), r.json::<Value>().await.unwrap())
         }
     };

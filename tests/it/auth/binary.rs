@@ -73,7 +73,7 @@ async fn the_binary_enforces_tokens_when_configured() {
     let ex = client.send(h, body, Some("tools/list")).await;
     assert_eq!(ex.status, 200, "{}", ex.body);
     assert!(!ex.result()["tools"].as_array().unwrap().is_empty());
-    let meta = reqwest::get(format!(
+    let meta = crate::support::get(format!(
         "http://localhost:{}/.well-known/oauth-protected-resource/mcp",
         server.port
     ))

@@ -12,7 +12,7 @@ use super::protected;
 #[tokio::test]
 async fn metadata_is_served_without_a_token_at_both_well_known_uris() {
     let p = protected(|b| b.method_scopes("tools/call", ["tools", "offline_access"])).await;
-    let http = reqwest::Client::new();
+    let http = crate::support::http();
     for path in [
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource",
@@ -73,7 +73,7 @@ async fn the_layer_protects_any_axum_app_and_never_forwards_the_token() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let _srv = crate::support::serve_on(listener, app, "/");
-    let http = reqwest::Client::new();
+    let http = crate::support::http();
 
     let r = http.get(format!("{base}/whoami")).send().await.unwrap();
     assert_eq!(r.status(), 401);

@@ -29,7 +29,7 @@ impl Listener {
     pub async fn open(client: &Client, id: Value, notifications: Value) -> Listener {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
                           "params": with_meta(json!({"notifications": notifications}))});
-        let mut req = reqwest::Client::new()
+        let mut req = crate::support::http()
             .post(&client.url)
             .body(body.to_string());
         for (k, v) in Client::headers("subscriptions/listen", None) {
