@@ -10,18 +10,14 @@
 //! Run with `cargo run --release --example load_server -- --listen 127.0.0.1:8080`; it
 //! prints `listening on ADDR` to stderr.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::serve::ListenerExt as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::app::{self, Config};
-use stateless_mcp::notify::{MemoryBus, Notifier};
 use stateless_mcp::observability::{PrometheusMetrics, Readiness};
-use stateless_mcp::protocol::{CachePolicy, CacheScope, Implementation};
-use stateless_mcp::server::ListenLimits;
-use stateless_mcp::{RequestContext, Server, ToolDef, ToolError, fixtures};
+use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
 
 /// Tools added to the demo's four.
 const GENERATED_TOOLS: usize = 96;
@@ -35,26 +31,8 @@ struct QueryArgs {
 }
 
 fn build(config: &Config) -> Result<Server, stateless_mcp::Error> {
-    let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
-    let mut builder = Server::builder()
-        .server_info(Implementation::new(
-            "stateless-mcp",
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .page_size(usize::try_from(config.page_size).unwrap_or(usize::MAX))
-        .list_cache(policy)
-        .discover_cache(policy)
-        .state_ttl(Duration::from_secs(config.state_ttl_secs))
-        .notifier(Notifier::new(Arc::new(MemoryBus::new(config.bus_capacity))))
-        .listen_limits(
-            ListenLimits::default()
-                .max_streams(config.max_listen_streams)
-                .max_lifetime(config.listen_max_lifetime_secs.map(Duration::from_secs)),
-        );
-    if let Some(keys) = config.state_key_ring()? {
-        builder = builder.state_keys(keys);
-    }
-    builder = fixtures::demo(builder);
+    // The reference server's settings and demo tools, plus the generated ones.
+    let mut builder = app::server_builder(config)?;
     for i in 1..=GENERATED_TOOLS {
         builder = builder.tool(
             ToolDef::new(format!("tool_{i:03}"))

@@ -37,10 +37,16 @@ use crate::observability::PrometheusMetrics;
 use crate::observability::{Readiness, health_router};
 use crate::protocol::{CachePolicy, CacheScope, Implementation};
 use crate::server::ListenLimits;
-use crate::{Error, Server, StreamableHttp, fixtures};
+use crate::{Error, Server, ServerBuilder, StreamableHttp, fixtures};
 
 /// Builds the server the configuration describes.
 pub fn build_server(config: &Config) -> Result<Server, Error> {
+    server_builder(config)?.build()
+}
+
+/// The builder [`build_server`] finishes: every setting of `config` applied and its
+/// fixtures registered, ready for more definitions.
+pub fn server_builder(config: &Config) -> Result<ServerBuilder, Error> {
     let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
     let mut builder = Server::builder()
         .server_info(Implementation::new(
@@ -64,7 +70,7 @@ pub fn build_server(config: &Config) -> Result<Server, Error> {
     if config.fixtures == Fixtures::Conformance {
         builder = fixtures::conformance(builder);
     }
-    builder.build()
+    Ok(builder)
 }
 
 /// The MCP endpoint the configuration describes, with authorization when configured (no
