@@ -43,7 +43,6 @@ SDK notes (mcp 2.3.0):
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -52,6 +51,7 @@ import httpx2  # the SDK's own HTTP client (a dependency of mcp 2.3.0)
 import mcp_types as types
 from mcp import Client, MCPError
 
+import interop_common
 from interop_common import TIMEOUT_S, CheckFailed, check, describe, net
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -266,36 +266,5 @@ def check_unsupported_data(data: Any) -> None:
     )
 
 
-async def main_async(url: str) -> int:
-    run = Run(url)
-    try:
-        with anyio.fail_after(OVERALL_TIMEOUT_S):
-            await run.run()
-    except Exception as e:  # noqa: BLE001 - includes the overall timeout
-        if isinstance(e, TimeoutError):
-            reason = f"run aborted: whole run exceeded {OVERALL_TIMEOUT_S:g}s"
-        else:
-            reason = f"run aborted: {describe(e)}"
-        for name in run.order or ["run"]:
-            if name not in run.results:
-                run.record(name, reason)
-    passed = sum(1 for r in run.results.values() if r is None)
-    failed = len(run.results) - passed
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 0 if failed == 0 and passed > 0 else 1
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(f"usage: {argv[0]} URL", file=sys.stderr)
-        return 2
-    try:
-        return anyio.run(main_async, argv[1])
-    except Exception:  # pragma: no cover - last resort, still print the summary shape
-        traceback.print_exc()
-        print("0 passed, 1 failed", flush=True)
-        return 1
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(interop_common.main(sys.argv, Run, OVERALL_TIMEOUT_S))

@@ -3,8 +3,10 @@ failure reasons."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import TypeVar
+import sys
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import anyio
 from mcp import MCPError
@@ -47,3 +49,37 @@ def describe(exc: BaseException) -> str:
     if len(text) > 300:
         text = text[:300] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def run_steps(run: Any, overall_timeout_s: float) -> int:
+    """Runs `run.run()` under the overall timeout; steps it never reached fail with the
+    reason; prints `N passed, M failed` and returns the exit status (0 only if all passed).
+    `run` has `run()`, `order` (step names), `results` (name -> None or reason), `record()`."""
+    try:
+        with anyio.fail_after(overall_timeout_s):
+            await run.run()
+    except Exception as e:  # noqa: BLE001 - includes the overall timeout
+        if isinstance(e, TimeoutError):
+            reason = f"run aborted: whole run exceeded {overall_timeout_s:g}s"
+        else:
+            reason = f"run aborted: {describe(e)}"
+        for name in run.order or ["run"]:
+            if name not in run.results:
+                run.record(name, reason)
+    passed = sum(1 for r in run.results.values() if r is None)
+    failed = len(run.results) - passed
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+def main(argv: list[str], make_run: Callable[[str], Any], overall_timeout_s: float) -> int:
+    """`SCRIPT URL`: builds the run for URL and runs it (see `run_steps`)."""
+    if len(argv) != 2:
+        print(f"usage: {argv[0]} URL", file=sys.stderr)
+        return 2
+    try:
+        return anyio.run(run_steps, make_run(argv[1]), overall_timeout_s)
+    except Exception:  # pragma: no cover - last resort, still print the summary shape
+        traceback.print_exc()
+        print("0 passed, 1 failed", flush=True)
+        return 1
