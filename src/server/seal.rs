@@ -243,18 +243,35 @@ fn canonical(value: &Value, out: &mut String) {
 
 impl Binding {
     /// Binds to `method`, the request's name or URI, its arguments and its caller.
-    pub(crate) fn new(
+    #[cfg(test)]
+    fn new(
         method: &'static str,
         target: &str,
         arguments: &Value,
         principal: Option<&Principal>,
+    ) -> Self {
+        Self::for_caller(
+            method,
+            target,
+            arguments,
+            principal.map(Principal::binding).as_deref(),
+        )
+    }
+
+    /// Binds to `method`, the request's name or URI, its arguments and its caller (given by
+    /// its [`Principal::binding`]).
+    fn for_caller(
+        method: &'static str,
+        target: &str,
+        arguments: &Value,
+        caller: Option<&str>,
     ) -> Self {
         let mut args = String::new();
         canonical(arguments, &mut args);
         Binding {
             method,
             digest: digest16(&[method.as_bytes(), target.as_bytes(), args.as_bytes()]),
-            principal: principal.map(|p| digest16(&[p.binding().as_bytes()])),
+            principal: caller.map(|c| digest16(&[c.as_bytes()])),
         }
     }
 }
@@ -267,7 +284,9 @@ pub(crate) struct PendingBinding {
     pub(crate) method: &'static str,
     target: String,
     arguments: PendingArguments,
-    principal: Option<Principal>,
+    /// The caller's [`Principal::binding`] (not the whole principal: its claims are not
+    /// needed, and this is made on every request that may seal or open a state).
+    caller: Option<String>,
 }
 
 /// The arguments of a pending binding.
@@ -290,7 +309,7 @@ impl PendingBinding {
             method,
             target,
             arguments,
-            principal: principal.cloned(),
+            caller: principal.map(Principal::binding),
         }
     }
 
@@ -307,12 +326,7 @@ impl PendingBinding {
                 &parsed
             }
         };
-        Binding::new(
-            self.method,
-            &self.target,
-            arguments,
-            self.principal.as_ref(),
-        )
+        Binding::for_caller(self.method, &self.target, arguments, self.caller.as_deref())
     }
 }
 
