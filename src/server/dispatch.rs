@@ -601,7 +601,6 @@ impl Server {
             Some((b, i)) => (Some(b), i),
             None => (None, Input::default()),
         };
-        let caps = meta.client_capabilities.clone();
         let ctx = RequestContext::new(ContextParts {
             id: id.clone(),
             method: binding.as_ref().map_or(COMPLETION_COMPLETE, |b| b.method),
@@ -612,6 +611,9 @@ impl Server {
             input,
             notifier: self.inner.notifier.clone(),
         });
+        // What sealing an `input_required` answer needs: the binding, and the client's
+        // capabilities (read through a second handle on the context, not copied up front).
+        let asking = binding.map(|b| (b, ctx.clone()));
         let server = self.clone();
         let reply = async move {
             let _cancel_on_drop = token.drop_guard();
@@ -625,11 +627,14 @@ impl Server {
                     result.meta_mut().server_info = Some(inner.server_info.clone());
                     Reply::result(&id, &result)
                 }
-                Ok(Err(Stop::Input(ask))) => match binding {
-                    Some(b) => match server.input_required(ask, &b.resolve(), &caps) {
-                        Ok(result) => Reply::result(&id, &result),
-                        Err(e) => server.failed(id, method, e),
-                    },
+                Ok(Err(Stop::Input(ask))) => match asking {
+                    Some((b, asker)) => {
+                        match server.input_required(ask, &b.resolve(), asker.client_capabilities())
+                        {
+                            Ok(result) => Reply::result(&id, &result),
+                            Err(e) => server.failed(id, method, e),
+                        }
+                    }
                     None => server.failed(
                         id,
                         method,
