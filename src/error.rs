@@ -24,6 +24,9 @@ pub enum ErrorKind {
     InvalidDefinition,
     /// Reading configuration or binding a socket failed.
     Io,
+    /// A backend the server relies on (the bus's broker, the replay store) could not be
+    /// reached (`-32603` when it happens during a request).
+    Unavailable,
 }
 
 /// The crate's error: an opaque value with a [`ErrorKind`], a message and an optional source.
@@ -108,6 +111,16 @@ impl Error {
     pub fn io(context: impl Into<Cow<'static, str>>, source: std::io::Error) -> Self {
         let mut e = Self::new(ErrorKind::Io, context);
         e.source = Some(Box::new(source));
+        e
+    }
+
+    /// A backend (broker, store) that could not be reached or answered with an error.
+    pub fn unavailable(
+        context: impl Into<Cow<'static, str>>,
+        source: impl Into<BoxError>,
+    ) -> Self {
+        let mut e = Self::new(ErrorKind::Unavailable, context);
+        e.source = Some(source.into());
         e
     }
 

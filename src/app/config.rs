@@ -98,6 +98,22 @@ pub struct Config {
     #[arg(long, env = "MCP_BUS_CAPACITY", default_value_t = crate::notify::DEFAULT_CAPACITY, value_parser = parse_capacity)]
     pub bus_capacity: usize,
 
+    /// The notification bus that carries change events between replicas: `memory` (this
+    /// process only), `redis://HOST:PORT[/DB]` (feature `redis`) or `nats://HOST:PORT`
+    /// (feature `nats`). Every replica of one deployment needs the same bus.
+    #[arg(long, env = "MCP_BUS", default_value = "memory", value_parser = parse_bus, hide_env_values = true)]
+    pub bus: String,
+
+    /// Prefix of the bus channel (Redis) or subject (NATS) names, so several deployments can
+    /// share one broker: events go to `PREFIX.events`.
+    #[arg(long, env = "MCP_BUS_PREFIX", default_value = "stateless-mcp", value_parser = parse_prefix)]
+    pub bus_prefix: String,
+
+    /// This replica's name, sent in the `x-mcp-replica` response header and in logs so you
+    /// can see which replica answered. Default: `HOSTNAME-PID`.
+    #[arg(long, env = "MCP_REPLICA_ID", value_parser = parse_replica_id)]
+    pub replica_id: Option<String>,
+
     /// OAuth authorization server that issues tokens for this server. Turns authorization
     /// on (with `--resource`); its keys are found through its discovery document.
     #[arg(long, env = "MCP_AUTH_ISSUER")]
@@ -187,6 +203,32 @@ fn parse_capacity(s: &str) -> Result<usize, String> {
     }
 }
 
+fn parse_bus(s: &str) -> Result<String, String> {
+    let scheme = s.split_once("://").map(|(scheme, _)| scheme);
+    match (s, scheme) {
+        ("memory", _) | (_, Some("redis" | "rediss" | "nats" | "tls")) => Ok(s.to_owned()),
+        _ => Err("must be `memory`, `redis://HOST:PORT[/DB]` or `nats://HOST:PORT`".into()),
+    }
+}
+
+fn parse_prefix(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    ok.then(|| s.to_owned()).ok_or_else(|| {
+        "must be 1 to 64 characters of letters, digits, '-', '_' or '.'".into()
+    })
+}
+
+fn parse_replica_id(s: &str) -> Result<String, String> {
+    http::HeaderValue::from_str(s)
+        .ok()
+        .filter(|_| !s.is_empty() && s.len() <= 128)
+        .map(|_| s.to_owned())
+        .ok_or_else(|| "must be 1 to 128 visible ASCII characters".into())
+}
+
 impl Config {
     /// The `requestState` key ring from `--state-keys`, if any was given. Checked here, at
     /// start-up, rather than by the argument parser, whose messages would echo the secret.
@@ -196,6 +238,19 @@ impl Config {
         }
         self.state_keys.join(",").parse().map(Some).map_err(|e| {
             crate::Error::invalid_definition(format!("--state-keys (MCP_STATE_KEYS): {e}"))
+        })
+    }
+
+    /// This replica's name: `--replica-id`, or `HOSTNAME-PID`.
+    pub fn replica_id(&self) -> String {
+        self.replica_id.clone().unwrap_or_else(|| {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .or_else(|| std::env::var("HOSTNAME").ok())
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "replica".to_owned());
+            format!("{host}-{}", std::process::id())
         })
     }
 }

@@ -13,17 +13,19 @@
 //! `/readyz` answers 503 while they are down.
 
 mod auth;
+mod bus;
 mod config;
 mod drain;
 mod load;
 mod logging;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::serve::ListenerExt as _;
+use http::{HeaderName, HeaderValue};
+use tower_http::set_header::SetResponseHeaderLayer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -31,7 +33,6 @@ pub use config::{Config, Fixtures, LogFormat};
 pub use load::{REDACTED, Setting, Source};
 pub use logging::init_logging;
 
-use crate::notify::{MemoryBus, Notifier};
 #[cfg(feature = "prometheus")]
 use crate::observability::PrometheusMetrics;
 use crate::observability::{Readiness, health_router};
@@ -46,7 +47,16 @@ pub fn build_server(config: &Config) -> Result<Server, Error> {
 
 /// The builder [`build_server`] finishes: every setting of `config` applied and its
 /// fixtures registered, ready for more definitions.
+///
+/// With a broker-backed `--bus`, this starts its connection in the background (so it must be
+/// called within a Tokio runtime); its state is not reported to any readiness check (the
+/// reference server's [`serve`] reports it on `/readyz`).
 pub fn server_builder(config: &Config) -> Result<ServerBuilder, Error> {
+    server_builder_with(config, None)
+}
+
+fn server_builder_with(config: &Config, readiness: Option<&Readiness>) -> Result<ServerBuilder, Error> {
+    let notifier = bus::notifier(config, readiness.map(|r| r.condition("bus")))?;
     let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
     let mut builder = Server::builder()
         .server_info(Implementation::new(
@@ -57,7 +67,7 @@ pub fn server_builder(config: &Config) -> Result<ServerBuilder, Error> {
         .list_cache(policy)
         .discover_cache(policy)
         .state_ttl(Duration::from_secs(config.state_ttl_secs))
-        .notifier(Notifier::new(Arc::new(MemoryBus::new(config.bus_capacity))))
+        .notifier(notifier)
         .listen_limits(
             ListenLimits::default()
                 .max_streams(config.max_listen_streams)
@@ -98,8 +108,15 @@ fn mcp_router(
     if !config.allowed_origins.is_empty() {
         http = http.allowed_origins(config.allowed_origins.clone());
     }
-    Ok(auth::protect(auth, http.into_router()))
+    let replica = HeaderValue::from_str(&config.replica_id())
+        .unwrap_or_else(|_| HeaderValue::from_static("replica"));
+    Ok(auth::protect(auth, http.into_router())
+        .layer(SetResponseHeaderLayer::overriding(REPLICA_HEADER, replica)))
 }
+
+/// The response header that names the replica that answered (`--replica-id`), so a client
+/// or a test behind a load balancer can see where each request went.
+pub const REPLICA_HEADER: HeaderName = HeaderName::from_static("x-mcp-replica");
 
 /// The routes outside the MCP endpoint: `/healthz`, `/readyz` and (with the `prometheus`
 /// feature and a recorder) `/metrics`. They sit outside any auth layer.
@@ -162,8 +179,8 @@ pub async fn serve_until(
     config: Config,
     signal: impl std::future::Future<Output = ()>,
 ) -> Result<(), Error> {
-    let server = build_server(&config)?;
     let readiness = Readiness::new();
+    let server = server_builder_with(&config, Some(&readiness))?.build()?;
     // Cancelled when the listeners stop accepting; long-lived streams end on it.
     let shutdown = CancellationToken::new();
     #[cfg(feature = "prometheus")]

@@ -21,16 +21,40 @@
 //! - **Events, not state.** Events are small, serializable ([`ChangeEvent`]), and carry
 //!   nothing about any client.
 //!
-//! The in-process [`MemoryBus`] ships here; a cross-replica backend publishes to a broker and
-//! feeds what it receives into a [`Fanout`], which gives every backend the same local
-//! semantics.
+//! - **Reconnects resync.** A broker-backed bus that loses its connection reports it (its
+//!   readiness condition, `mcp_bus_connected`) and, once reconnected, sends every local
+//!   subscriber one [`Delivery::Resync`], since events published meanwhile are lost.
+//! - **Clean shutdown.** Dropping the last handle of a bus stops its background work and
+//!   closes its connections; its subscribers then receive `None`.
+//!
+//! # Backends
+//!
+//! | bus | feature | replicas | |
+//! |---|---|---|---|
+//! | [`MemoryBus`] | always | one process | the default |
+//! | [`RedisBus`] | `redis` | any number | Redis pub/sub; see its wire format |
+//! | [`NatsBus`] | `nats` | any number | NATS core pub/sub |
+//!
+//! A cross-replica backend publishes to a broker and feeds what it receives into a
+//! [`Fanout`], which gives every backend the same local semantics. Events travel as the JSON
+//! of [`ChangeEvent`], so programs other than the server can publish them too.
 
 mod bus;
 mod event;
+mod link;
 mod memory;
+#[cfg(feature = "nats")]
+mod nats;
 mod notifier;
+#[cfg(feature = "redis")]
+mod redis;
 
 pub use bus::{BusReceiver, Delivery, Fanout, NotifyBus};
 pub use event::ChangeEvent;
+pub use link::{BusOptions, MAX_EVENT_BYTES};
 pub use memory::{DEFAULT_CAPACITY, MemoryBus};
+#[cfg(feature = "nats")]
+pub use nats::NatsBus;
 pub use notifier::Notifier;
+#[cfg(feature = "redis")]
+pub use redis::RedisBus;
