@@ -115,10 +115,7 @@ impl Error {
     }
 
     /// A backend (broker, store) that could not be reached or answered with an error.
-    pub fn unavailable(
-        context: impl Into<Cow<'static, str>>,
-        source: impl Into<BoxError>,
-    ) -> Self {
+    pub fn unavailable(context: impl Into<Cow<'static, str>>, source: impl Into<BoxError>) -> Self {
         let mut e = Self::new(ErrorKind::Unavailable, context);
         e.source = Some(source.into());
         e

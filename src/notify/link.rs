@@ -4,12 +4,12 @@
 #[cfg(any(feature = "redis", feature = "nats"))]
 use std::sync::atomic::{AtomicBool, Ordering};
 
-#[cfg(any(feature = "redis", feature = "nats"))]
-use super::{bus::Fanout, event::ChangeEvent};
 use super::memory::DEFAULT_CAPACITY;
 #[cfg(any(feature = "redis", feature = "nats"))]
-use crate::observability::metrics;
+use super::{bus::Fanout, event::ChangeEvent};
 use crate::observability::Condition;
+#[cfg(any(feature = "redis", feature = "nats"))]
+use crate::observability::metrics;
 
 /// The largest event a broker-backed bus accepts from its broker; bigger messages are
 /// dropped with a warning (events are small: a type and at most one URI).
@@ -116,7 +116,12 @@ pub(super) struct Link {
 #[cfg(any(feature = "redis", feature = "nats"))]
 impl Link {
     /// A link that is not connected yet.
-    pub(super) fn new(backend: &'static str, url: &str, fanout: Fanout, options: &BusOptions) -> Self {
+    pub(super) fn new(
+        backend: &'static str,
+        url: &str,
+        fanout: Fanout,
+        options: &BusOptions,
+    ) -> Self {
         let target = redacted(url);
         let link = Link {
             backend,
@@ -213,7 +218,10 @@ mod tests {
         let options = BusOptions::default().readiness(readiness.condition("bus"));
         let link = Link::new("test", "redis://:pw@h:1", fanout, &options);
         let reasons = readiness.check().unwrap_err();
-        assert!(reasons[0].starts_with("bus: connecting to test at redis://h:1"), "{reasons:?}");
+        assert!(
+            reasons[0].starts_with("bus: connecting to test at redis://h:1"),
+            "{reasons:?}"
+        );
         link.up();
         assert!(readiness.is_ready());
         link.down(&"boom");

@@ -6,6 +6,7 @@ mod support;
 #[cfg(feature = "auth")]
 mod auth;
 mod basics;
+mod bus_contract;
 mod cancellation;
 mod config;
 mod conformance;

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "auth")]
 pub mod authz;
+pub mod brokers;
 pub mod listen;
 pub mod process;
 pub mod schema;
