@@ -202,7 +202,7 @@ pub async fn serve_until(
         #[cfg(feature = "prometheus")]
         metrics.as_ref(),
     );
-    let mcp = mcp_router(&config, server, shutdown.clone())?;
+    let mcp = mcp_router(&config, server.clone(), shutdown.clone())?;
     tracing::info!(settings = %config.effective_line(), "effective configuration");
     let mut servers = Vec::new();
     match config.admin_listen {
@@ -220,6 +220,7 @@ pub async fn serve_until(
             servers.push(spawn_serve(listener, mcp.merge(ops), shutdown.clone()));
         }
     }
+    bus::spawn_announcement(server, shutdown.clone());
     let timing = drain::Timing {
         delay: Duration::from_secs(config.drain_delay_secs),
         timeout: Duration::from_secs(config.shutdown_timeout_secs),

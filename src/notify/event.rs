@@ -7,6 +7,14 @@ use serde::{Deserialize, Serialize};
 /// Serialized as JSON with a `type` tag, e.g. `{"type":"tools_list_changed"}` or
 /// `{"type":"resource_updated","uri":"file:///a.txt"}`; that is the format on a
 /// cross-replica bus, so other programs can publish changes too.
+///
+/// | `type` | other fields | becomes, on listen streams that asked for it |
+/// |---|---|---|
+/// | `tools_list_changed` | | `notifications/tools/list_changed` |
+/// | `prompts_list_changed` | | `notifications/prompts/list_changed` |
+/// | `resources_list_changed` | | `notifications/resources/list_changed` |
+/// | `resource_updated` | `uri` | `notifications/resources/updated` for streams subscribed to `uri` or a parent |
+/// | `server_fingerprint` | `tools`, `prompts`, `resources` | the list-changed notification of each list whose fingerprint differs from the receiving replica's |
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -23,20 +31,39 @@ pub enum ChangeEvent {
         /// The resource that changed.
         uri: String,
     },
+    /// A replica announces the versions of its lists, as it does when it starts: a replica
+    /// whose lists differ (one running another version of the server, during a rolling
+    /// deploy) tells its listen streams that those lists changed.
+    ServerFingerprint(ListFingerprints),
+}
+
+/// Digests of a server's tool, prompt and resource lists (resources and resource templates
+/// together): equal digests mean equal lists. Computed when the server is built
+/// ([`Server::list_fingerprints`](crate::Server::list_fingerprints)).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ListFingerprints {
+    /// Digest of the tool list.
+    pub tools: String,
+    /// Digest of the prompt list.
+    pub prompts: String,
+    /// Digest of the resource and resource-template lists.
+    pub resources: String,
 }
 
 impl ChangeEvent {
-    /// The notification method this event becomes on a listen stream.
-    pub fn notification_method(&self) -> &'static str {
+    /// The notification method this event becomes on a listen stream; `None` for a
+    /// [`ChangeEvent::ServerFingerprint`], which may become several or none.
+    pub fn notification_method(&self) -> Option<&'static str> {
         use crate::protocol::{
             PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, TOOLS_LIST_CHANGED,
         };
-        match self {
+        Some(match self {
             ChangeEvent::ToolsListChanged => TOOLS_LIST_CHANGED,
             ChangeEvent::PromptsListChanged => PROMPTS_LIST_CHANGED,
             ChangeEvent::ResourcesListChanged => RESOURCES_LIST_CHANGED,
             ChangeEvent::ResourceUpdated { .. } => RESOURCES_UPDATED,
-        }
+            ChangeEvent::ServerFingerprint(_) => return None,
+        })
     }
 }
 
@@ -57,5 +84,16 @@ mod tests {
             r#"{"type":"tools_list_changed"}"#
         );
         assert!(serde_json::from_str::<ChangeEvent>(r#"{"type":"nope"}"#).is_err());
+        let fp = ChangeEvent::ServerFingerprint(ListFingerprints {
+            tools: "a1".into(),
+            prompts: "b2".into(),
+            resources: "c3".into(),
+        });
+        let text = serde_json::to_string(&fp).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"server_fingerprint","tools":"a1","prompts":"b2","resources":"c3"}"#
+        );
+        assert_eq!(serde_json::from_str::<ChangeEvent>(&text).unwrap(), fp);
     }
 }

@@ -53,7 +53,8 @@ impl Notifier {
 
     /// Publishes any event.
     pub async fn publish(&self, event: ChangeEvent) -> Result<(), Error> {
-        crate::observability::metrics::record_notification_published(event.notification_method());
+        let kind = event.notification_method().unwrap_or("server_fingerprint");
+        crate::observability::metrics::record_notification_published(kind);
         self.bus.publish(event).await
     }
 

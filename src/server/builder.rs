@@ -211,6 +211,7 @@ impl ServerBuilder {
             RawValue::from_string(serde_json::to_string(&discover).map_err(Error::internal_from)?)
                 .map_err(Error::internal_from)?;
         let lists = Lists::build(&registry, self.page_size, self.list_cache, &result_meta);
+        let fingerprints = Arc::new(lists.fingerprints());
         Ok(Server {
             inner: Arc::new(Inner {
                 registry,
@@ -230,7 +231,7 @@ impl ServerBuilder {
                 }),
                 state_ttl: self.state_ttl,
                 notifier: self.notifier.unwrap_or_default(),
-                listeners: Listeners::new(self.listen_limits),
+                listeners: Listeners::new(self.listen_limits, fingerprints),
             }),
         })
     }

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::Reply;
-use crate::notify::{BusReceiver, ChangeEvent, Delivery};
+use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints};
 use crate::observability::metrics;
 use crate::protocol::{
     AcknowledgedParams, ErrorObject, Implementation, ListChangedParams, Notification,
@@ -78,17 +78,24 @@ impl ListenLimits {
 /// The replica-wide listen state: limits, the open-stream count, the shutdown signal.
 pub(crate) struct Listeners {
     pub(crate) limits: ListenLimits,
+    /// This replica's lists, to compare with other replicas' announcements.
+    fingerprints: Arc<ListFingerprints>,
     open: Arc<AtomicUsize>,
     pub(crate) shutdown: CancellationToken,
 }
 
 impl Listeners {
-    pub(crate) fn new(limits: ListenLimits) -> Self {
+    pub(crate) fn new(limits: ListenLimits, fingerprints: Arc<ListFingerprints>) -> Self {
         Listeners {
             limits,
+            fingerprints,
             open: Arc::new(AtomicUsize::new(0)),
             shutdown: CancellationToken::new(),
         }
+    }
+
+    pub(crate) fn fingerprints(&self) -> &ListFingerprints {
+        &self.fingerprints
     }
 
     pub(crate) fn open(&self) -> usize {
@@ -194,6 +201,7 @@ struct State {
     shutdown: CancellationToken,
     deadline: Option<tokio::time::Instant>,
     server_info: Implementation,
+    fingerprints: Arc<ListFingerprints>,
     done: bool,
     _slot: Slot,
 }
@@ -254,6 +262,18 @@ impl State {
                     let subscribed = self.filter.resource_subscriptions.as_deref().unwrap_or(&[]);
                     if subscribed.iter().any(|s| covers(s, uri)) {
                         self.updated(uri);
+                    }
+                }
+                ChangeEvent::ServerFingerprint(theirs) => {
+                    let ours = self.fingerprints.clone();
+                    if tools && theirs.tools != ours.tools {
+                        self.list_changed(TOOLS_LIST_CHANGED);
+                    }
+                    if prompts && theirs.prompts != ours.prompts {
+                        self.list_changed(PROMPTS_LIST_CHANGED);
+                    }
+                    if resources && theirs.resources != ours.resources {
+                        self.list_changed(RESOURCES_LIST_CHANGED);
                     }
                 }
                 _ => {}
@@ -360,6 +380,7 @@ impl Listeners {
             shutdown: self.shutdown.clone(),
             deadline,
             server_info,
+            fingerprints: self.fingerprints.clone(),
             done: false,
             _slot: slot,
         };

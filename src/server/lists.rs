@@ -159,6 +159,19 @@ pub(crate) struct Lists {
 }
 
 impl Lists {
+    /// Digests naming the current version of each list.
+    pub(crate) fn fingerprints(&self) -> crate::notify::ListFingerprints {
+        let resources = format!(
+            "{}{}",
+            self.resources.fingerprint, self.templates.fingerprint
+        );
+        crate::notify::ListFingerprints {
+            tools: self.tools.fingerprint.clone(),
+            prompts: self.prompts.fingerprint.clone(),
+            resources: cursor::fingerprint("resources+templates", resources.as_bytes()),
+        }
+    }
+
     pub(crate) fn build(
         registry: &crate::handler::registry::Registry,
         page_size: usize,

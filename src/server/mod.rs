@@ -108,6 +108,21 @@ impl Server {
             .map(|p| p.prompt.name.as_str())
     }
 
+    /// Digests of this server's tool, prompt and resource lists.
+    pub fn list_fingerprints(&self) -> &crate::notify::ListFingerprints {
+        self.inner.listeners.fingerprints()
+    }
+
+    /// Publishes this server's [list fingerprints](Self::list_fingerprints) on its bus. Every
+    /// replica whose lists differ (another version, during a rolling deploy) then tells its
+    /// listen streams which lists changed; replicas with the same lists do nothing. Call it
+    /// once when the replica starts serving (the reference server does); publishing may
+    /// fail while a broker-backed bus is still connecting, so retry on error.
+    pub async fn announce_lists(&self) -> Result<(), crate::Error> {
+        let event = crate::notify::ChangeEvent::ServerFingerprint(self.list_fingerprints().clone());
+        self.inner.notifier.publish(event).await
+    }
+
     /// The server's implementation info (sent in every result's `_meta`).
     pub fn server_info(&self) -> &Implementation {
         &self.inner.server_info

@@ -23,3 +23,4 @@ mod mrtr;
 mod observability;
 mod pagination;
 mod robustness;
+mod rolling_deploy;
