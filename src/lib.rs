@@ -105,6 +105,7 @@ pub mod handler;
 pub mod notify;
 pub mod observability;
 pub mod protocol;
+pub mod replay;
 pub mod server;
 pub mod transport;
 

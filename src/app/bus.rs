@@ -6,6 +6,7 @@ use super::Config;
 use crate::Error;
 use crate::notify::{MemoryBus, Notifier, NotifyBus};
 use crate::observability::Condition;
+use crate::replay::{MemoryReplayStore, ReplayStore};
 
 /// The bus `config.bus` names: `memory`, `redis://…` or `nats://…`. A broker-backed bus
 /// reports its connection state through `readiness` when given.
@@ -42,6 +43,31 @@ pub(super) fn notifier(config: &Config, readiness: Option<Condition>) -> Result<
         }
     };
     Ok(Notifier::new(bus))
+}
+
+/// The replay store for single-use `requestState` that `config.replay_store` names (by
+/// default the bus's Redis when the bus is Redis, else this process's memory).
+pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Error> {
+    let bus_is_redis = config.bus.starts_with("redis://") || config.bus.starts_with("rediss://");
+    let url = match config.replay_store.as_deref() {
+        Some(url) => url,
+        None if bus_is_redis => config.bus.as_str(),
+        None => "memory",
+    };
+    if url == "memory" {
+        return Ok(Arc::new(MemoryReplayStore::default()));
+    }
+    #[cfg(feature = "redis")]
+    {
+        Ok(Arc::new(crate::replay::RedisReplayStore::connect(
+            url,
+            config.bus_prefix.clone(),
+        )?))
+    }
+    #[cfg(not(feature = "redis"))]
+    Err(Error::invalid_definition(
+        "--replay-store (MCP_REPLAY_STORE): this build has no redis support; rebuild with the `redis` feature",
+    ))
 }
 
 /// Announces the server's list fingerprints on its bus once it can (a broker-backed bus may

@@ -109,6 +109,12 @@ pub struct Config {
     #[arg(long, env = "MCP_BUS_PREFIX", default_value = "stateless-mcp", value_parser = parse_prefix)]
     pub bus_prefix: String,
 
+    /// Where single-use `requestState` ids are recorded: `memory` (this process) or
+    /// `redis://HOST:PORT[/DB]` (shared by every replica). Default: the `--bus` Redis when
+    /// the bus is Redis, otherwise `memory`.
+    #[arg(long, env = "MCP_REPLAY_STORE", value_parser = parse_replay_store, hide_env_values = true)]
+    pub replay_store: Option<String>,
+
     /// This replica's name, sent in the `x-mcp-replica` response header and in logs so you
     /// can see which replica answered. Default: `HOSTNAME-PID`.
     #[arg(long, env = "MCP_REPLICA_ID", value_parser = parse_replica_id)]
@@ -208,6 +214,14 @@ fn parse_bus(s: &str) -> Result<String, String> {
     match (s, scheme) {
         ("memory", _) | (_, Some("redis" | "rediss" | "nats" | "tls")) => Ok(s.to_owned()),
         _ => Err("must be `memory`, `redis://HOST:PORT[/DB]` or `nats://HOST:PORT`".into()),
+    }
+}
+
+fn parse_replay_store(s: &str) -> Result<String, String> {
+    match s.split_once("://").map(|(scheme, _)| scheme) {
+        _ if s == "memory" => Ok(s.to_owned()),
+        Some("redis" | "rediss") => Ok(s.to_owned()),
+        _ => Err("must be `memory` or `redis://HOST:PORT[/DB]`".into()),
     }
 }
 

@@ -71,6 +71,7 @@ fn server_builder_with(
         .discover_cache(policy)
         .state_ttl(Duration::from_secs(config.state_ttl_secs))
         .notifier(notifier)
+        .replay_store(bus::replay_store(config)?)
         .listen_limits(
             ListenLimits::default()
                 .max_streams(config.max_listen_streams)

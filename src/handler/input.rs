@@ -57,6 +57,7 @@ use crate::protocol::{
 pub struct InputRequired {
     pub(crate) requests: BTreeMap<String, InputRequest>,
     pub(crate) state: Option<Result<Value, String>>,
+    pub(crate) single_use: bool,
 }
 
 impl fmt::Debug for InputRequired {
@@ -64,6 +65,7 @@ impl fmt::Debug for InputRequired {
         f.debug_struct("InputRequired")
             .field("requests", &self.requests.keys().collect::<Vec<_>>())
             .field("has_state", &self.state.is_some())
+            .field("single_use", &self.single_use)
             .finish()
     }
 }
@@ -124,6 +126,16 @@ impl InputRequired {
     /// and authenticated) and bound to this method, these params and this caller.
     pub fn state<T: Serialize>(mut self, state: &T) -> Self {
         self.state = Some(serde_json::to_value(state).map_err(|e| e.to_string()));
+        self
+    }
+
+    /// Makes the state single-use: the retry that brings it back runs once; any later use
+    /// of the same state (a replay, on any replica sharing the server's
+    /// [replay store](crate::replay)) is refused with `-32602` and `data.reason =
+    /// "replayed"`. For steps that must not happen twice (a payment, a deletion). Only
+    /// meaningful with [`state`](Self::state).
+    pub fn single_use(mut self) -> Self {
+        self.single_use = true;
         self
     }
 

@@ -70,7 +70,7 @@ impl BusOptions {
 
 #[cfg(any(feature = "redis", feature = "nats"))]
 /// A broker address fit for logs and readiness reasons: credentials removed.
-pub(super) fn redacted(url: &str) -> String {
+pub(crate) fn redacted(url: &str) -> String {
     match url.split_once("://") {
         Some((scheme, rest)) => {
             let authority_end = rest.find('/').unwrap_or(rest.len());

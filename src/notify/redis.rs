@@ -86,12 +86,7 @@ impl RedisBus {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
             Error::invalid_definition("RedisBus::connect must be called within a Tokio runtime")
         })?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(IO_TIMEOUT))
-            .set_response_timeout(Some(IO_TIMEOUT))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(500));
-        let publisher = ConnectionManager::new_lazy_with_config(client.clone(), config)
+        let publisher = ConnectionManager::new_lazy_with_config(client.clone(), manager_config())
             .map_err(|e| Error::unavailable(format!("Redis at {target}"), e))?;
         let channel = options.channel();
         let link = Arc::new(Link::new(
@@ -131,24 +126,45 @@ impl NotifyBus for RedisBus {
             let payload = serde_json::to_vec(&event).map_err(Error::internal_from)?;
             let mut cmd = redis::cmd("PUBLISH");
             cmd.arg(&self.inner.channel).arg(payload);
-            let publish = cmd.query_async::<i64>(&mut conn);
-            match tokio::time::timeout(IO_TIMEOUT * 2, publish).await {
-                Ok(Ok(_receivers)) => Ok(()),
-                Ok(Err(e)) => Err(Error::unavailable(
-                    format!("publishing to Redis at {}", self.inner.target),
-                    e,
-                )),
-                Err(_) => Err(Error::unavailable(
-                    format!("publishing to Redis at {}", self.inner.target),
-                    "timed out",
-                )),
-            }
+            let context = format!("publishing to Redis at {}", self.inner.target);
+            // At worst an event arrives twice, which is harmless.
+            query_reconnecting::<i64>(&mut conn, &cmd, context).await?;
+            Ok(())
         })
     }
 
     fn subscribe(&self) -> BusReceiver {
         self.inner.link.fanout().subscribe()
     }
+}
+
+/// Runs `cmd`, once more if the connection turns out broken (Redis restarted or failed over
+/// since the last command; the manager re-makes it after the first failure). A command whose
+/// first attempt did reach Redis runs twice: callers make sure that is harmless.
+pub(crate) async fn query_reconnecting<T: redis::FromRedisValue>(
+    conn: &mut ConnectionManager,
+    cmd: &redis::Cmd,
+    context: String,
+) -> Result<T, Error> {
+    let mut last = String::new();
+    for _ in 0..2 {
+        match tokio::time::timeout(IO_TIMEOUT * 2, cmd.query_async::<T>(conn)).await {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(e)) if e.is_connection_dropped() || e.is_io_error() => last = e.to_string(),
+            Ok(Err(e)) => return Err(Error::unavailable(context, e)),
+            Err(_) => return Err(Error::unavailable(context, "timed out")),
+        }
+    }
+    Err(Error::unavailable(context, last))
+}
+
+/// The settings of every Redis connection manager here: fail fast rather than queue.
+pub(crate) fn manager_config() -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(IO_TIMEOUT))
+        .set_response_timeout(Some(IO_TIMEOUT))
+        .set_number_of_retries(1)
+        .set_max_delay(Duration::from_millis(500))
 }
 
 /// Keeps one subscriber connection up until `stop`, feeding what it receives into the link's

@@ -35,6 +35,7 @@ pub struct ServerBuilder {
     state_keys: Option<StateKeys>,
     state_ttl: Duration,
     notifier: Option<Notifier>,
+    replay: Option<Arc<dyn crate::replay::ReplayStore>>,
     listen_limits: ListenLimits,
 }
 
@@ -70,6 +71,7 @@ impl ServerBuilder {
             state_keys: None,
             state_ttl: DEFAULT_STATE_TTL,
             notifier: None,
+            replay: None,
             listen_limits: ListenLimits::default(),
         }
     }
@@ -174,6 +176,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Where single-use `requestState` ids are claimed (see [`crate::replay`]). Default: a
+    /// [`MemoryReplayStore`](crate::replay::MemoryReplayStore), which protects one replica
+    /// only; several replicas need a shared store such as
+    /// [`RedisReplayStore`](crate::replay::RedisReplayStore).
+    pub fn replay_store(mut self, store: Arc<dyn crate::replay::ReplayStore>) -> Self {
+        self.replay = Some(store);
+        self
+    }
+
     /// Limits on `subscriptions/listen` streams.
     pub fn listen_limits(mut self, limits: ListenLimits) -> Self {
         self.listen_limits = limits;
@@ -231,6 +242,9 @@ impl ServerBuilder {
                 }),
                 state_ttl: self.state_ttl,
                 notifier: self.notifier.unwrap_or_default(),
+                replay: self
+                    .replay
+                    .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
                 listeners: Listeners::new(self.listen_limits, fingerprints),
             }),
         })

@@ -25,7 +25,7 @@ use super::Server;
 use super::listen::{self, Honoured};
 use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Reply, Running};
-use super::seal::{PendingArguments, PendingBinding};
+use super::seal::{PendingArguments, PendingBinding, SingleUse};
 use crate::Error;
 use crate::handler::context::ContextParts;
 use crate::handler::input::{Stop, parse_responses};
@@ -35,6 +35,15 @@ use crate::protocol::{
     CallToolResult, ClientCapabilities, CompleteRequest, CompletionReference, ErrorObject, IdField,
     IncomingMessage, InputRequiredResult, JsonObject, RequestId, RequestMeta, StampResult,
 };
+
+/// What a method that may answer `input_required` knows of its retry: the binding for
+/// sealing or opening a state, the client's answers and state, and the claim a single-use
+/// state needs before the handler runs.
+struct Retry {
+    binding: PendingBinding,
+    input: Input,
+    single_use: Option<SingleUse>,
+}
 
 /// How many argument-validation failures a tool error lists.
 const MAX_REPORTED_ARGUMENT_ERRORS: usize = 5;
@@ -385,7 +394,7 @@ impl Server {
             return Ok(Outcome::Ready(Reply::result(id, &result)));
         }
         let raw_arguments = view.arguments.map(|r| body.slice_ref(r.get().as_bytes()));
-        let (binding, input) = self.retry_input(
+        let retry = self.retry_input(
             TOOLS_CALL,
             &name,
             PendingArguments::Raw(raw_arguments),
@@ -398,7 +407,7 @@ impl Server {
             id.clone(),
             meta,
             extensions,
-            Some((binding, input)),
+            Some(retry),
             move |ctx| async move {
                 let result = match handler.call(ctx, arguments).await {
                     Ok(r) => r,
@@ -432,7 +441,7 @@ impl Server {
             .resource_reader(&uri)
             .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
         let policy = cache.unwrap_or(self.inner.read_cache);
-        let (binding, input) = self.retry_input(
+        let retry = self.retry_input(
             RESOURCES_READ,
             &uri,
             PendingArguments::Value(Value::Null),
@@ -443,7 +452,7 @@ impl Server {
             id.clone(),
             meta,
             extensions,
-            Some((binding, input)),
+            Some(retry),
             move |ctx| async move {
                 let mut result = handler.read(ctx, uri, vars).await.map_err(|e| e.0)?;
                 result.cache.get_or_insert(policy);
@@ -487,7 +496,7 @@ impl Server {
             ));
         }
         let salient = serde_json::to_value(&arguments).unwrap_or_default();
-        let (binding, input) = self.retry_input(
+        let retry = self.retry_input(
             PROMPTS_GET,
             &name,
             PendingArguments::Value(salient),
@@ -499,7 +508,7 @@ impl Server {
             id.clone(),
             meta,
             extensions,
-            Some((binding, input)),
+            Some(retry),
             move |ctx| async move { handler.get(ctx, arguments).await.map_err(|e| e.0) },
         ))
     }
@@ -546,7 +555,7 @@ impl Server {
         arguments: PendingArguments,
         view: &ParamsView<'_>,
         extensions: &Extensions,
-    ) -> Result<(PendingBinding, Input), ErrorObject> {
+    ) -> Result<Retry, ErrorObject> {
         let binding = PendingBinding::new(
             method,
             target.to_owned(),
@@ -554,6 +563,7 @@ impl Server {
             extensions.get::<Principal>(),
         );
         let responses = parse_responses(view.input_responses)?;
+        let mut single_use = None;
         let state = match view.request_state {
             None => None,
             Some(raw) => {
@@ -573,10 +583,15 @@ impl Server {
                             .unwrap_or("other");
                         crate::observability::metrics::record_request_state_rejected(reason);
                     })?;
-                Some(opened)
+                single_use = opened.single_use;
+                Some(opened.state)
             }
         };
-        Ok((binding, Input { responses, state }))
+        Ok(Retry {
+            binding,
+            input: Input { responses, state },
+            single_use,
+        })
     }
 
     /// Runs a handler: its context, cancellation on drop, panic isolation, `serverInfo`
@@ -587,7 +602,7 @@ impl Server {
         id: RequestId,
         meta: RequestMeta,
         extensions: Extensions,
-        mrtr: Option<(PendingBinding, Input)>,
+        mrtr: Option<Retry>,
         make: F,
     ) -> Outcome
     where
@@ -597,9 +612,9 @@ impl Server {
     {
         let (tx, events) = mpsc::channel(self.inner.event_buffer);
         let token = CancellationToken::new();
-        let (binding, input) = match mrtr {
-            Some((b, i)) => (Some(b), i),
-            None => (None, Input::default()),
+        let (binding, input, single_use) = match mrtr {
+            Some(r) => (Some(r.binding), r.input, r.single_use),
+            None => (None, Input::default(), None),
         };
         let ctx = RequestContext::new(ContextParts {
             id: id.clone(),
@@ -618,6 +633,11 @@ impl Server {
         let reply = async move {
             let _cancel_on_drop = token.drop_guard();
             let method = ctx.method();
+            if let Some(claim) = single_use {
+                if let Err(reply) = server.claim(&id, method, &claim).await {
+                    return reply;
+                }
+            }
             let outcome = AssertUnwindSafe(async move { make(ctx).await })
                 .catch_unwind()
                 .await;
@@ -659,6 +679,25 @@ impl Server {
         })
     }
 
+    /// Claims a single-use state in the replay store: refused `-32602` (`replayed`) when it
+    /// was used before, `-32603` when the store cannot answer (fail closed).
+    async fn claim(&self, id: &RequestId, method: &str, claim: &SingleUse) -> Result<(), Reply> {
+        match self.inner.replay.claim(&claim.id, claim.expires).await {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                crate::observability::metrics::record_request_state_rejected("replayed");
+                Err(Reply::error(Some(id.clone()), super::seal::replayed()))
+            }
+            Err(e) => {
+                tracing::error!(request_id = %id, method, error = %e, "single-use requestState could not be checked");
+                Err(Reply::error(
+                    Some(id.clone()),
+                    ErrorObject::internal_error("Internal error: the replay store is unavailable"),
+                ))
+            }
+        }
+    }
+
     fn failed(&self, id: RequestId, method: &str, e: Error) -> Reply {
         if e.kind() == crate::ErrorKind::Internal {
             tracing::error!(request_id = %id, method, error = %e, "handler failed");
@@ -682,6 +721,7 @@ impl Server {
                 binding,
                 value,
                 self.inner.state_ttl,
+                ask.single_use,
             )?),
             Some(Err(e)) => {
                 return Err(Error::internal(format!(

@@ -47,6 +47,7 @@ pub(crate) struct Inner {
     pub(crate) state_keys: StateKeys,
     pub(crate) state_ttl: std::time::Duration,
     pub(crate) notifier: crate::notify::Notifier,
+    pub(crate) replay: Arc<dyn crate::replay::ReplayStore>,
     pub(crate) listeners: listen::Listeners,
 }
 

@@ -29,6 +29,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE, URL_SAFE_NO_PAD};
+use chacha20poly1305::aead::rand_core::RngCore as _;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use serde::{Deserialize, Serialize};
@@ -337,7 +338,33 @@ struct Sealed<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     p: Option<&'a str>,
     x: u64,
+    /// The id of a single-use state, claimed in the replay store when it is opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    u: Option<String>,
     s: Value,
+}
+
+/// A state opened from a token.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub(crate) state: Value,
+    /// Set for a single-use state: what must be claimed before the retry runs.
+    pub(crate) single_use: Option<SingleUse>,
+}
+
+/// The replay-store claim a single-use state needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SingleUse {
+    pub(crate) id: String,
+    pub(crate) expires: SystemTime,
+}
+
+/// The `-32602` answer to a single-use state that was already used.
+pub(crate) fn replayed() -> ErrorObject {
+    rejected(
+        "replayed",
+        "it was already used, and this state is single-use; start the request again without requestState",
+    )
 }
 
 fn now_secs() -> u64 {
@@ -360,6 +387,7 @@ const REASONS: &[&str] = &[
     "wrong_principal",
     "expired",
     "too_large",
+    "replayed",
 ];
 
 /// `reason` as one of the fixed [`REASONS`].
@@ -376,18 +404,26 @@ fn rejected(reason: &'static str, detail: impl Into<String>) -> ErrorObject {
 
 impl StateKeys {
     /// Seals `state` for the request `binding` describes, valid for `ttl`.
+    /// A `single_use` state carries a random id to claim when it is opened.
     pub(crate) fn seal(
         &self,
         binding: &Binding,
         state: Value,
         ttl: Duration,
+        single_use: bool,
     ) -> Result<String, Error> {
         let key = &self.keys[0];
+        let id = single_use.then(|| {
+            let mut raw = [0u8; 16];
+            OsRng.fill_bytes(&mut raw);
+            URL_SAFE_NO_PAD.encode(raw)
+        });
         let plain = serde_json::to_vec(&Sealed {
             m: binding.method,
             d: &binding.digest,
             p: binding.principal.as_deref(),
             x: now_secs().saturating_add(ttl.as_secs()),
+            u: id,
             s: state,
         })
         .map_err(|e| Error::internal(format!("requestState did not serialize: {e}")))?;
@@ -420,11 +456,11 @@ impl StateKeys {
     }
 
     /// Opens a token sealed for the request `binding` describes, returning the handler state.
-    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Value, ErrorObject> {
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Opened, ErrorObject> {
         self.open_at(token, binding, now_secs())
     }
 
-    fn open_at(&self, token: &str, binding: &Binding, now: u64) -> Result<Value, ErrorObject> {
+    fn open_at(&self, token: &str, binding: &Binding, now: u64) -> Result<Opened, ErrorObject> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(rejected(
                 "too_large",
@@ -489,7 +525,14 @@ impl StateKeys {
                 "it has expired; start the request again without requestState",
             ));
         }
-        Ok(opened.s)
+        let single_use = opened.u.map(|id| SingleUse {
+            id,
+            expires: UNIX_EPOCH + Duration::from_secs(opened.x),
+        });
+        Ok(Opened {
+            state: opened.s,
+            single_use,
+        })
     }
 }
 
@@ -524,7 +567,7 @@ mod tests {
     fn round_trip_and_canonical_arguments() {
         let keys = ring(K1);
         let token = keys
-            .seal(&binding(), json!({"step": 2}), DEFAULT_STATE_TTL)
+            .seal(&binding(), json!({"step": 2}), DEFAULT_STATE_TTL, false)
             .unwrap();
         assert!(token.starts_with("v1.k1."));
         let reordered = Binding::new(
@@ -533,13 +576,18 @@ mod tests {
             &json!({"a": [1, {"x": 1, "y": 2}], "b": 1}),
             None,
         );
-        assert_eq!(keys.open(&token, &reordered).unwrap(), json!({"step": 2}));
+        assert_eq!(
+            keys.open(&token, &reordered).unwrap().state,
+            json!({"step": 2})
+        );
     }
 
     #[test]
     fn every_tampering_is_rejected() {
         let keys = ring(K1);
-        let token = keys.seal(&binding(), json!(1), DEFAULT_STATE_TTL).unwrap();
+        let token = keys
+            .seal(&binding(), json!(1), DEFAULT_STATE_TTL, false)
+            .unwrap();
         let b = binding();
         let appended = format!("{token}-TAMPERED");
         assert_eq!(reason(&keys.open(&appended, &b).unwrap_err()), "malformed");
@@ -579,7 +627,7 @@ mod tests {
         let args = json!({});
         let for_alice = Binding::new("tools/call", "t", &args, Some(&alice));
         let token = keys
-            .seal(&for_alice, json!(null), DEFAULT_STATE_TTL)
+            .seal(&for_alice, json!(null), DEFAULT_STATE_TTL, false)
             .unwrap();
         assert!(keys.open(&token, &for_alice).is_ok());
         let cases = [
@@ -608,7 +656,7 @@ mod tests {
             assert_eq!(reason(&keys.open(&token, &b).unwrap_err()), why);
         }
         let short = keys
-            .seal(&for_alice, json!(null), Duration::from_secs(60))
+            .seal(&for_alice, json!(null), Duration::from_secs(60), false)
             .unwrap();
         let later = now_secs() + 61;
         assert_eq!(
@@ -642,12 +690,15 @@ mod tests {
     fn rotation_old_keys_open_newest_seals() {
         let old = ring(K1);
         let token = old
-            .seal(&binding(), json!("old"), DEFAULT_STATE_TTL)
+            .seal(&binding(), json!("old"), DEFAULT_STATE_TTL, false)
             .unwrap();
         let rotated = ring(&format!("{K2},{K1}"));
-        assert_eq!(rotated.open(&token, &binding()).unwrap(), json!("old"));
+        assert_eq!(
+            rotated.open(&token, &binding()).unwrap().state,
+            json!("old")
+        );
         let fresh = rotated
-            .seal(&binding(), json!("new"), DEFAULT_STATE_TTL)
+            .seal(&binding(), json!("new"), DEFAULT_STATE_TTL, false)
             .unwrap();
         assert!(fresh.starts_with("v1.k2."));
         assert_eq!(
@@ -657,10 +708,34 @@ mod tests {
     }
 
     #[test]
+    fn single_use_states_carry_a_fresh_id_to_claim() {
+        let keys = ring(K1);
+        let plain = keys
+            .seal(&binding(), json!(1), DEFAULT_STATE_TTL, false)
+            .unwrap();
+        assert_eq!(keys.open(&plain, &binding()).unwrap().single_use, None);
+        let once = |n| {
+            keys.seal(&binding(), json!(n), DEFAULT_STATE_TTL, true)
+                .unwrap()
+        };
+        let (a, b) = (once(1), once(1));
+        let (a, b) = (
+            keys.open(&a, &binding()).unwrap().single_use.unwrap(),
+            keys.open(&b, &binding()).unwrap().single_use.unwrap(),
+        );
+        assert_ne!(a.id, b.id, "each single-use state has its own id");
+        assert!(a.expires > SystemTime::now());
+        assert!(reason_label("replayed").is_some());
+    }
+
+    #[test]
     fn size_limit_and_key_parsing() {
         let keys = ring(K1);
         let big = json!("x".repeat(MAX_STATE_BYTES));
-        assert!(keys.seal(&binding(), big, DEFAULT_STATE_TTL).is_err());
+        assert!(
+            keys.seal(&binding(), big, DEFAULT_STATE_TTL, false)
+                .is_err()
+        );
         for bad in [
             "",
             "k1",

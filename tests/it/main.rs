@@ -24,3 +24,4 @@ mod observability;
 mod pagination;
 mod robustness;
 mod rolling_deploy;
+mod single_use;

@@ -1,0 +1,78 @@
+//! The Redis replay store (feature `redis`).
+
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures_util::future::BoxFuture;
+use redis::aio::ConnectionManager;
+
+use super::ReplayStore;
+use crate::Error;
+
+/// A [`ReplayStore`] in Redis, shared by every replica using the same Redis and prefix: a
+/// claim is `SET PREFIX.replay.ID 1 NX PXAT <expiry in ms>`, so Redis forgets each id when
+/// its state expires.
+#[derive(Clone)]
+pub struct RedisReplayStore {
+    conn: ConnectionManager,
+    prefix: String,
+    target: String,
+}
+
+impl fmt::Debug for RedisReplayStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisReplayStore")
+            .field("target", &self.target)
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+impl RedisReplayStore {
+    /// A store on the Redis at `url`, keys under `PREFIX.replay.`. The connection is made on
+    /// first use and re-made when lost.
+    ///
+    /// # Errors
+    /// An invalid URL, or no Tokio runtime.
+    pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
+        let target = crate::notify::redacted_url(url);
+        let client = redis::Client::open(url)
+            .map_err(|e| Error::invalid_definition(format!("invalid Redis URL {target}: {e}")))?;
+        tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::invalid_definition(
+                "RedisReplayStore::connect must be called within a Tokio runtime",
+            )
+        })?;
+        let config = crate::notify::redis_manager_config();
+        let conn = ConnectionManager::new_lazy_with_config(client, config)
+            .map_err(|e| Error::unavailable(format!("Redis at {target}"), e))?;
+        Ok(RedisReplayStore {
+            conn,
+            prefix: prefix.into(),
+            target,
+        })
+    }
+}
+
+impl ReplayStore for RedisReplayStore {
+    fn claim<'a>(&'a self, id: &'a str, expires: SystemTime) -> BoxFuture<'a, Result<bool, Error>> {
+        let mut conn = self.conn.clone();
+        Box::pin(async move {
+            let at_ms = expires
+                .duration_since(UNIX_EPOCH)
+                .map_or(1, |d| d.as_millis().max(1));
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(format!("{}.replay.{id}", self.prefix))
+                .arg(1)
+                .arg("NX")
+                .arg("PXAT")
+                .arg(u64::try_from(at_ms).unwrap_or(u64::MAX));
+            // Should a lost first attempt have reached Redis after all, the second reads as
+            // a replay: a refusal, never a second use.
+            let context = format!("replay store (Redis at {})", self.target);
+            let set =
+                crate::notify::redis_query::<Option<String>>(&mut conn, &cmd, context).await?;
+            Ok(set.is_some())
+        })
+    }
+}
