@@ -52,12 +52,12 @@
 //! | [`protocol`] | serde types for every server-side message; wire errors ([`protocol::ErrorObject`]). No tokio, axum or HTTP. |
 //! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, frozen at build time. |
 //! | [`server`] | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications, sealed `requestState` for multi-round-trip requests, `subscriptions/listen` streams. |
-//! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, and the in-process bus. |
+//! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, the in-process bus and (features `redis`, `nats`) the Redis and NATS buses. |
+//! | [`replay`] | replay stores that make single-use `requestState` usable once across replicas (in memory; Redis with the `redis` feature). |
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
 //! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, metric names and `record_*` helpers, Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
 //! | [`app`] | the reference server's composition root, configuration (flags, env, TOML file) and graceful drain. |
 //! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
-//! | [`app`] | the reference server's composition root and configuration. |
 //! | [`fixtures`] | the demo toolset and every fixture the official conformance suite calls. |
 //!
 //! The validation ladder, in order: `Host`/`Origin` → 403; method ≠ POST → 405; `Accept` →
@@ -75,7 +75,9 @@
 //! possibly on another replica, reads the answers and the state back through
 //! [`RequestContext::input`]. The state is sealed (XChaCha20-Poly1305, a shared key ring,
 //! [`StateKeys`]) and bound to the caller, method, params and an expiry. Changes announced
-//! through the [`notify::Notifier`] reach every open `subscriptions/listen` stream.
+//! through the [`notify::Notifier`] reach every open `subscriptions/listen` stream, on every
+//! replica sharing the bus; a state marked single-use
+//! ([`InputRequired::single_use`]) is claimed in a [`replay::ReplayStore`] so it runs once.
 //!
 //! ## Errors
 //!
@@ -90,6 +92,8 @@
 //! |---|---|---|
 //! | `auth` | yes | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
 //! | `prometheus` | yes | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
+//! | `redis` | yes | `notify::RedisBus` (Redis pub/sub bus) and `replay::RedisReplayStore`; `--bus redis://…` |
+//! | `nats` | no | `notify::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
 //!
 //! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
 //! scope-filtered lists are always built, for any layer that puts a [`Principal`] into the

@@ -1,19 +1,4 @@
 //! The NATS bus: change events over NATS core pub/sub (feature `nats`).
-//!
-//! # Wire format
-//!
-//! Each event is one message on the subject `PREFIX.events` (prefix `stateless-mcp` by
-//! default, [`BusOptions::prefix`]) whose payload is the event's JSON ([`ChangeEvent`]), the
-//! same format as the Redis bus: `nats pub stateless-mcp.events '{"type":"tools_list_changed"}'`.
-//! Messages that are not a known event are dropped with a warning.
-//!
-//! # Connection
-//!
-//! The client connects in the background and reconnects on its own (no attempt limit),
-//! re-subscribing as it does; it pings every 5 s so a dead server is noticed. While it is
-//! disconnected the readiness condition (if any) is not ready, `mcp_bus_connected{backend="nats"}`
-//! is 0 and publishing fails with [`ErrorKind::Unavailable`](crate::ErrorKind); once it is
-//! back every local subscriber gets a [`Delivery::Resync`](super::Delivery::Resync).
 
 use std::fmt;
 use std::sync::Arc;
@@ -34,8 +19,23 @@ const PING_EVERY: Duration = Duration::from_secs(5);
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A [`NotifyBus`] over NATS core pub/sub: every replica configured with the same NATS and
-/// prefix receives every event. See the [module docs](self). Cheap to clone; the connection
-/// closes when the last clone is dropped.
+/// prefix receives every event. Cheap to clone; the connection closes when the last clone
+/// is dropped.
+///
+/// # Wire format
+///
+/// Each event is one message on the subject `PREFIX.events` (prefix `stateless-mcp` by
+/// default, [`BusOptions::prefix`]) whose payload is the event's JSON ([`ChangeEvent`]), the
+/// same format as the Redis bus: `nats pub stateless-mcp.events '{"type":"tools_list_changed"}'`.
+/// Messages that are not a known event are dropped with a warning.
+///
+/// # Connection
+///
+/// The client connects in the background and reconnects on its own (no attempt limit),
+/// re-subscribing as it does; it pings every 5 s so a dead server is noticed. While it is
+/// disconnected the readiness condition (if any) is not ready, `mcp_bus_connected{backend="nats"}`
+/// is 0 and publishing fails with [`ErrorKind::Unavailable`](crate::ErrorKind); once it is
+/// back every local subscriber gets a [`Delivery::Resync`](super::Delivery::Resync).
 #[derive(Clone)]
 pub struct NatsBus {
     inner: Arc<Inner>,

@@ -1,29 +1,4 @@
 //! The Redis bus: change events over Redis pub/sub (feature `redis`).
-//!
-//! # Wire format
-//!
-//! Each event is one `PUBLISH` to the channel `PREFIX.events` (prefix `stateless-mcp` by
-//! default, [`BusOptions::prefix`]) whose message is the event's JSON ([`ChangeEvent`]):
-//!
-//! ```text
-//! PUBLISH stateless-mcp.events '{"type":"tools_list_changed"}'
-//! PUBLISH stateless-mcp.events '{"type":"resource_updated","uri":"file:///docs/a.md"}'
-//! ```
-//!
-//! Any program can publish such a message (a CMS after an edit, a deploy job), e.g.
-//! `redis-cli PUBLISH stateless-mcp.events '{"type":"prompts_list_changed"}'`. Messages that
-//! are not a known event, or larger than [`MAX_EVENT_BYTES`](super::MAX_EVENT_BYTES), are
-//! dropped with a warning.
-//!
-//! # Connection
-//!
-//! One subscriber connection per replica, re-established with exponential backoff (0.1 s to
-//! 5 s) when it fails; it is pinged every 5 s so a dead peer is noticed even when no event
-//! flows. While it is down the readiness condition (if any) is not ready and
-//! `mcp_bus_connected{backend="redis"}` is 0; once it is back, every local subscriber gets a
-//! [`Delivery::Resync`](super::Delivery::Resync), since events may have been missed.
-//! Publishing uses a separate, lazily connected multiplexed connection; a publish while Redis
-//! is unreachable fails within about 2 s with [`ErrorKind::Unavailable`](crate::ErrorKind).
 
 use std::fmt;
 use std::sync::Arc;
@@ -46,9 +21,33 @@ const PING_EVERY: Duration = Duration::from_secs(5);
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A [`NotifyBus`] over Redis pub/sub: every replica configured with the same Redis and
-/// prefix receives every event. See the [module docs](self) for the wire format and the
-/// connection behaviour. Cheap to clone; the background subscriber stops when the last clone
-/// is dropped.
+/// prefix receives every event. Cheap to clone; the background subscriber stops when the
+/// last clone is dropped.
+///
+/// # Wire format
+///
+/// Each event is one `PUBLISH` to the channel `PREFIX.events` (prefix `stateless-mcp` by
+/// default, [`BusOptions::prefix`]) whose message is the event's JSON ([`ChangeEvent`]):
+///
+/// ```text
+/// PUBLISH stateless-mcp.events '{"type":"tools_list_changed"}'
+/// PUBLISH stateless-mcp.events '{"type":"resource_updated","uri":"file:///docs/a.md"}'
+/// ```
+///
+/// Any program can publish such a message (a CMS after an edit, a deploy job), e.g.
+/// `redis-cli PUBLISH stateless-mcp.events '{"type":"prompts_list_changed"}'`. Messages that
+/// are not a known event, or larger than [`MAX_EVENT_BYTES`](super::MAX_EVENT_BYTES), are
+/// dropped with a warning.
+///
+/// # Connection
+///
+/// One subscriber connection per replica, re-established with exponential backoff (0.1 s to
+/// 5 s) when it fails; it is pinged every 5 s so a dead peer is noticed even when no event
+/// flows. While it is down the readiness condition (if any) is not ready and
+/// `mcp_bus_connected{backend="redis"}` is 0; once it is back, every local subscriber gets a
+/// [`Delivery::Resync`](super::Delivery::Resync), since events may have been missed.
+/// Publishing uses a separate, lazily connected multiplexed connection; a publish while Redis
+/// is unreachable fails within about 2 s with [`ErrorKind::Unavailable`](crate::ErrorKind).
 #[derive(Clone)]
 pub struct RedisBus {
     inner: Arc<Inner>,

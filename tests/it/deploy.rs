@@ -253,6 +253,16 @@ fn service_pdb_hpa_and_redis_fit_the_deployment() {
     );
     let redis_svc = find(&all, "Service", "stateless-mcp-redis");
     assert_eq!(redis_svc["spec"]["ports"][0]["port"], 6379);
+    // The replicas use that Redis as their bus.
+    let deployment = find(&all, "Deployment", "stateless-mcp");
+    let env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap();
+    let bus = env
+        .iter()
+        .find(|e| e["name"] == "MCP_BUS")
+        .expect("MCP_BUS");
+    assert_eq!(bus["value"], "redis://stateless-mcp-redis:6379");
 }
 
 /// `server host:port;` lines of an nginx upstream file.
@@ -305,6 +315,12 @@ fn compose_runs_three_replicas_behind_nginx_with_redis() {
         assert!(root().join("deploy").join(host).is_file(), "{host} missing");
     }
     assert!(services.contains_key("redis"));
+    for name in &replicas {
+        assert_eq!(
+            services[*name]["environment"]["MCP_BUS"], "redis://redis:6379",
+            "{name} uses the compose Redis as its bus"
+        );
+    }
 }
 
 #[test]
