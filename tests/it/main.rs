@@ -7,6 +7,7 @@ mod support;
 mod auth;
 mod basics;
 mod bus_contract;
+mod bus_failover;
 mod cancellation;
 mod config;
 mod conformance;
