@@ -60,7 +60,7 @@ async fn a_lost_broker_is_reported_and_listen_streams_are_resynced_when_it_retur
 
     redis.restart();
     until_readyz(&srv.base, 200).await;
-    let mut resync = vec![l.next().await.unwrap(), l.next().await.unwrap()];
+    let mut resync = [l.next().await.unwrap(), l.next().await.unwrap()];
     resync.sort_by_key(|m| m["method"].as_str().unwrap().to_owned());
     assert_eq!(resync[0]["method"], "notifications/resources/updated");
     assert_eq!(resync[0]["params"]["uri"], "test://watched");
