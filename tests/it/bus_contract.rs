@@ -8,9 +8,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde_json::json;
 use stateless_mcp::ErrorKind;
+use stateless_mcp::Server;
+use stateless_mcp::notify::Notifier;
 use stateless_mcp::notify::{BusOptions, BusReceiver, ChangeEvent, Delivery, MemoryBus, NotifyBus};
 use stateless_mcp::observability::Readiness;
+
+use crate::support::listen::Listener;
+use crate::support::{Client, start};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -136,6 +142,53 @@ async fn delivers_to_every_subscriber_on_every_replica(cluster: &dyn Cluster) {
     }
 }
 
+/// Listen streams on one replica get only the notification types they asked for, from
+/// events published on another.
+async fn listen_streams_filter_what_other_replicas_publish(cluster: &dyn Cluster) {
+    let opts = options();
+    let (a, b) = (replica(cluster, opts.clone()), replica(cluster, opts));
+    connected(&[&a, &b]).await;
+    let server = |r: &Replica| {
+        let b = Server::builder().notifier(Notifier::new(r.bus.clone()));
+        stateless_mcp::fixtures::conformance(b).build().unwrap()
+    };
+    let (on_a, on_b) = (start(server(&a)).await, server(&b));
+    let client = Client::new(&on_a.url);
+    let mut prompts =
+        Listener::open(&client, json!("p"), json!({"promptsListChanged": true})).await;
+    let mut docs = Listener::open(
+        &client,
+        json!("d"),
+        json!({"resourceSubscriptions": ["file:///docs/"]}),
+    )
+    .await;
+    for l in [&mut prompts, &mut docs] {
+        assert_eq!(
+            l.next_kind().await,
+            "notifications/subscriptions/acknowledged"
+        );
+    }
+    let notifier = on_b.notifier();
+    notifier.tools_list_changed().await.unwrap();
+    notifier
+        .resource_updated("file:///elsewhere")
+        .await
+        .unwrap();
+    notifier
+        .resource_updated("file:///docs/a.md")
+        .await
+        .unwrap();
+    notifier.prompts_list_changed().await.unwrap();
+    // One publisher's events arrive in order: anything let through wrongly would come first.
+    assert_eq!(
+        prompts.next_kind().await,
+        "notifications/prompts/list_changed"
+    );
+    let m = docs.next().await.unwrap();
+    assert_eq!(m["method"], "notifications/resources/updated");
+    assert_eq!(m["params"]["uri"], "file:///docs/a.md");
+}
+
 /// A subscriber that stops reading is resynced, and never holds more than the ring.
 async fn a_stalled_subscriber_is_resynced_with_bounded_memory(
     cluster: &dyn Cluster,
@@ -193,6 +246,11 @@ mod memory {
     #[tokio::test]
     async fn delivers_to_every_subscriber() {
         delivers_to_every_subscriber_on_every_replica(&Memory::default()).await;
+    }
+
+    #[tokio::test]
+    async fn listen_streams_filter() {
+        listen_streams_filter_what_other_replicas_publish(&Memory::default()).await;
     }
 
     #[tokio::test]
@@ -300,6 +358,7 @@ async fn until_async<F: std::future::Future<Output = bool>>(what: &str, mut ok: 
 /// The whole broker contract, as one test per backend (they share one broker process).
 async fn broker_contract<B: Broker>(broker: &mut B) {
     delivers_to_every_subscriber_on_every_replica(broker).await;
+    listen_streams_filter_what_other_replicas_publish(broker).await;
     prefixes_isolate_deployments(broker).await;
     a_stalled_subscriber_is_resynced_with_bounded_memory(broker, 2_000).await;
     dropping_the_bus_ends_its_subscribers(broker).await;
