@@ -47,7 +47,8 @@ const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// `mcp_bus_connected{backend="redis"}` is 0; once it is back, every local subscriber gets a
 /// [`Delivery::Resync`](super::Delivery::Resync), since events may have been missed.
 /// Publishing uses a separate, lazily connected multiplexed connection; a publish while Redis
-/// is unreachable fails within about 2 s with [`ErrorKind::Unavailable`](crate::ErrorKind).
+/// is unreachable fails within seconds (two attempts, 4 s each at most) with
+/// [`ErrorKind::Unavailable`](crate::ErrorKind).
 #[derive(Clone)]
 pub struct RedisBus {
     inner: Arc<Inner>,
