@@ -338,6 +338,7 @@ fn nginx_is_tuned_for_sse() {
         "proxy_http_version 1.1;",
         "proxy_set_header Connection \"\";",
         "include upstream.conf;",
+        "include listen.conf;",
         "proxy_pass http://stateless_mcp;",
     ] {
         assert!(has(d), "nginx.conf lacks `{d}`");
@@ -354,6 +355,17 @@ fn nginx_is_tuned_for_sse() {
     assert!(
         secs >= 3600,
         "proxy_read_timeout {secs}s is too short for listen streams"
+    );
+    // Runs unprivileged from its prefix: no absolute pid or temp paths.
+    for d in &directives {
+        if d.starts_with("pid ") || d.contains("_temp_path ") {
+            assert!(!d.contains(" /"), "`{d}` must be relative to the prefix (-p)");
+        }
+    }
+    let listen = read("deploy/nginx/listen.conf");
+    assert!(
+        listen.lines().any(|l| l.trim() == format!("listen {PORT};")),
+        "listen.conf must listen on {PORT}"
     );
     let upstream = read("deploy/nginx/upstream.conf");
     assert!(upstream.contains("upstream stateless_mcp {"));

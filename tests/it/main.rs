@@ -25,4 +25,5 @@ mod observability;
 mod pagination;
 mod robustness;
 mod rolling_deploy;
+mod scale_out;
 mod single_use;

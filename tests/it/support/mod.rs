@@ -6,6 +6,7 @@
 #[cfg(feature = "auth")]
 pub mod authz;
 pub mod brokers;
+pub mod cluster;
 pub mod listen;
 pub mod process;
 pub mod schema;
