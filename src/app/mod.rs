@@ -212,13 +212,15 @@ pub async fn serve_until(
             let (admin_listener, admin_local) = bind(admin, "--admin-listen").await?;
             tracing::info!(admin_address = %admin_local, "serving /healthz, /readyz and /metrics");
             tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
+            let mcp = drain::close_connections_while_draining(mcp, &readiness);
             servers.push(spawn_serve(listener, mcp, shutdown.clone()));
             servers.push(spawn_serve(admin_listener, ops, shutdown.clone()));
         }
         None => {
             let (listener, local) = bind(config.listen, "--listen").await?;
             tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
-            servers.push(spawn_serve(listener, mcp.merge(ops), shutdown.clone()));
+            let app = drain::close_connections_while_draining(mcp.merge(ops), &readiness);
+            servers.push(spawn_serve(listener, app, shutdown.clone()));
         }
     }
     bus::spawn_announcement(server, shutdown.clone());
