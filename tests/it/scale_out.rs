@@ -60,7 +60,12 @@ impl Lb {
 
     /// One request; an MCP answer (checked against the schema) or a connection-level
     /// failure. Anything else (a wrong answer) panics.
-    async fn try_request(&self, method: &str, id: Value, params: Value) -> Result<Exchange, Failure> {
+    async fn try_request(
+        &self,
+        method: &str,
+        id: Value,
+        params: Value,
+    ) -> Result<Exchange, Failure> {
         let params = with_meta(params);
         let name = params
             .get("name")
@@ -127,7 +132,11 @@ impl Lb {
 
     async fn tool(&self, id: Value, name: &str, arguments: Value) -> Exchange {
         let x = self
-            .request("tools/call", id, json!({"name": name, "arguments": arguments}))
+            .request(
+                "tools/call",
+                id,
+                json!({"name": name, "arguments": arguments}),
+            )
             .await;
         assert_eq!(x.status, 200, "{}", x.body);
         x
@@ -152,7 +161,8 @@ async fn listeners_on(
     let client = Client::new(&lb.url);
     let mut held = BTreeMap::new();
     for n in 0..30 {
-        let mut l = Listener::open(&client, json!(format!("listen-{n}")), notifications.clone()).await;
+        let mut l =
+            Listener::open(&client, json!(format!("listen-{n}")), notifications.clone()).await;
         assert_eq!(l.status, 200);
         let r = replica_of(&l.headers);
         assert_eq!(
@@ -204,7 +214,7 @@ async fn requests_state_and_notifications_travel_across_three_replicas() {
     ] {
         for _ in 0..9 {
             id += 1;
-            let x = lb.request(method, json!(id), params).await;
+            let x = lb.request(method, json!(id), params.clone()).await;
             assert_eq!(x.status, 200, "{}", x.body);
             if method == "tools/call" {
                 assert_eq!(x.result()["content"][0]["text"], "hi");
@@ -347,7 +357,10 @@ async fn requests_state_and_notifications_travel_across_three_replicas() {
     let others: BTreeSet<String> = ids.iter().filter(|r| **r != holder).cloned().collect();
     say!("listen stream \"watch\" is held by {holder}");
     for (trigger, method) in [
-        ("test_trigger_tool_change", "notifications/tools/list_changed"),
+        (
+            "test_trigger_tool_change",
+            "notifications/tools/list_changed",
+        ),
         (
             "test_trigger_prompt_change",
             "notifications/prompts/list_changed",
@@ -359,7 +372,9 @@ async fn requests_state_and_notifications_travel_across_three_replicas() {
     ] {
         let mut from = Vec::new();
         for n in 0..30 {
-            let x = lb.tool(json!(format!("{trigger}-{n}")), trigger, json!({})).await;
+            let x = lb
+                .tool(json!(format!("{trigger}-{n}")), trigger, json!({}))
+                .await;
             from.push(replica_of(&x.headers));
             // Each call's event reaches the stream before the next call is made.
             let m = l.next().await.expect("the stream stays open");
@@ -445,11 +460,7 @@ fn echo_load(
 
 /// Slow calls (`sleep` `ms`) through nginx, one task each, retried on a connection-level
 /// failure: (answering replica, failures before the answer).
-fn slow_calls(
-    lb: &Lb,
-    n: usize,
-    ms: u64,
-) -> Vec<tokio::task::JoinHandle<(String, Vec<Failure>)>> {
+fn slow_calls(lb: &Lb, n: usize, ms: u64) -> Vec<tokio::task::JoinHandle<(String, Vec<Failure>)>> {
     (0..n)
         .map(|i| {
             let lb = lb.clone();
@@ -538,6 +549,7 @@ fn failure_kinds(failures: &[Failure]) -> BTreeMap<String, usize> {
     for f in failures {
         let k = match f {
             Failure::Gateway(s) => format!("nginx {s}"),
+            Failure::Connection(e) if e.contains("Connect") => "connect error".to_owned(),
             Failure::Connection(_) => "connection error".to_owned(),
         };
         *m.entry(k).or_insert(0) += 1;
@@ -569,12 +581,8 @@ async fn sigkill_under_load_fails_only_connections_and_retries_succeed() {
     let mut cluster = Cluster::start(ClusterOptions::default()).await;
     let lb = Lb::new(&cluster.nginx.url);
     let victim = "r2";
-    let mut streams = listeners_on(
-        &lb,
-        &["r1", "r2", "r3"],
-        json!({"toolsListChanged": true}),
-    )
-    .await;
+    let mut streams =
+        listeners_on(&lb, &["r1", "r2", "r3"], json!({"toolsListChanged": true})).await;
     let victim_stream = streams.remove(victim).unwrap();
     say!("SIGKILL: listen streams open on r1, r2, r3; 16 workers call echo through nginx");
 
@@ -587,7 +595,10 @@ async fn sigkill_under_load_fails_only_connections_and_retries_succeed() {
     // The slow calls are in flight everywhere (echo calls may add to the count).
     let extra = wait_in_flight(&cluster, &baseline, 6).await;
     say!("slow calls (sleep 3000 ms) in flight per replica (with echo calls): {extra:?}");
-    assert!(extra[victim] > 0, "nothing in flight on {victim}: {extra:?}");
+    assert!(
+        extra[victim] > 0,
+        "nothing in flight on {victim}: {extra:?}"
+    );
 
     cluster.replica(victim).signal("KILL");
     let status = tokio::task::block_in_place(|| cluster.replica_mut(victim).wait());
@@ -648,7 +659,8 @@ async fn sigkill_under_load_fails_only_connections_and_retries_succeed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_drains_one_replica_and_nothing_is_lost() {
     let mut cluster = Cluster::start(ClusterOptions {
-        drain_delay_secs: 2,
+        // Above upstream.conf's keepalive_timeout (4 s), as in compose.yaml.
+        drain_delay_secs: 5,
         ..ClusterOptions::default()
     })
     .await;
@@ -665,7 +677,10 @@ async fn sigterm_drains_one_replica_and_nothing_is_lost() {
     let slow = slow_calls(&lb, 6, 3000);
     let extra = wait_in_flight(&cluster, &baseline, 6).await;
     say!("slow calls (sleep 3000 ms) in flight per replica: {extra:?}");
-    assert!(extra[victim] > 0, "nothing in flight on {victim}: {extra:?}");
+    assert!(
+        extra[victim] > 0,
+        "nothing in flight on {victim}: {extra:?}"
+    );
     let load = echo_load(&lb, 8, &stop, &after, &done_after);
 
     cluster.replica(victim).signal("TERM");
