@@ -6,22 +6,10 @@
 //!    shutdown token is cancelled: long-lived streams end, idle keep-alive connections close.
 //! 3. In-flight requests get `--shutdown-timeout-secs` to finish; then the process exits
 //!    (status 0) whether or not they did.
-//!
-//! From step 1 on, every HTTP/1.1 response carries `Connection: close`
-//! ([`close_connections_while_draining`]), so a proxy's keep-alive pool (nginx `keepalive`)
-//! stops reusing connections to this replica. Without it, the listener closing in step 2
-//! closes pooled idle connections too, and a request the proxy writes on one at that moment
-//! fails (nginx: "upstream prematurely closed connection", a 502 it does not retry for a
-//! POST). Connections left idle since before the signal are the proxy's to close: keep its
-//! upstream keep-alive timeout below the drain delay (see deploy/nginx/upstream.conf).
 
 use std::future::Future;
 use std::time::Duration;
 
-use axum::Router;
-use axum::response::Response;
-use http::HeaderValue;
-use http::header::CONNECTION;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -83,25 +71,6 @@ async fn any_ended(servers: &mut [ServeTask]) -> Result<(), Error> {
     }
     let futs = servers.iter_mut().map(|t| Box::pin(finished(t)));
     futures_util::future::select_all(futs).await.0
-}
-
-/// Adds `Connection: close` to every response of `router` once `readiness` is draining, so
-/// no keep-alive connection outlives the drain delay (hyper removes the header on HTTP/2).
-pub(crate) fn close_connections_while_draining(router: Router, readiness: &Readiness) -> Router {
-    let readiness = readiness.clone();
-    router.layer(axum::middleware::map_response(
-        move |mut response: Response| {
-            let draining = readiness.is_draining();
-            async move {
-                if draining {
-                    response
-                        .headers_mut()
-                        .insert(CONNECTION, HeaderValue::from_static("close"));
-                }
-                response
-            }
-        },
-    ))
 }
 
 /// Serves until `signal` resolves, then drains: readiness off, wait `delay`, cancel `stop`

@@ -25,9 +25,9 @@ use std::time::Duration;
 use axum::Router;
 use axum::serve::ListenerExt as _;
 use http::{HeaderName, HeaderValue};
+use tower_http::set_header::SetResponseHeaderLayer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use config::{Config, Fixtures, LogFormat};
 pub use load::{REDACTED, Setting, Source};
@@ -55,10 +55,7 @@ pub fn server_builder(config: &Config) -> Result<ServerBuilder, Error> {
     server_builder_with(config, None)
 }
 
-fn server_builder_with(
-    config: &Config,
-    readiness: Option<&Readiness>,
-) -> Result<ServerBuilder, Error> {
+fn server_builder_with(config: &Config, readiness: Option<&Readiness>) -> Result<ServerBuilder, Error> {
     let notifier = bus::notifier(config, readiness.map(|r| r.condition("bus")))?;
     let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
     let mut builder = Server::builder()
@@ -212,15 +209,13 @@ pub async fn serve_until(
             let (admin_listener, admin_local) = bind(admin, "--admin-listen").await?;
             tracing::info!(admin_address = %admin_local, "serving /healthz, /readyz and /metrics");
             tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
-            let mcp = drain::close_connections_while_draining(mcp, &readiness);
             servers.push(spawn_serve(listener, mcp, shutdown.clone()));
             servers.push(spawn_serve(admin_listener, ops, shutdown.clone()));
         }
         None => {
             let (listener, local) = bind(config.listen, "--listen").await?;
             tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
-            let app = drain::close_connections_while_draining(mcp.merge(ops), &readiness);
-            servers.push(spawn_serve(listener, app, shutdown.clone()));
+            servers.push(spawn_serve(listener, mcp.merge(ops), shutdown.clone()));
         }
     }
     bus::spawn_announcement(server, shutdown.clone());
