@@ -309,23 +309,6 @@ fn compose_runs_three_replicas_behind_nginx_with_redis() {
         assert!(grace > secs("MCP_DRAIN_DELAY_SECS") + secs("MCP_SHUTDOWN_TIMEOUT_SECS"));
     }
     assert_eq!(servers.len(), replicas.len());
-    // nginx drops idle upstream connections before a draining replica closes them.
-    let keepalive: u64 = upstream
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("keepalive_timeout "))
-        .expect("upstream.conf sets keepalive_timeout")
-        .trim_end_matches(';')
-        .trim_end_matches('s')
-        .parse()
-        .unwrap();
-    for name in &replicas {
-        let env = &services[*name]["environment"];
-        let drain: u64 = str_of(&env["MCP_DRAIN_DELAY_SECS"]).parse().unwrap();
-        assert!(
-            keepalive < drain,
-            "upstream keepalive_timeout {keepalive}s must be below {name}'s drain delay {drain}s"
-        );
-    }
     // nginx mounts files that exist.
     for vol in services["nginx"]["volumes"].as_array().unwrap() {
         let host = str_of(vol).split(':').next().unwrap();
