@@ -1,7 +1,7 @@
 //! What an open `subscriptions/listen` stream costs, measured on the real binary.
 //!
 //! ```text
-//! cargo build --release && cargo bench --bench listen_streams -- [--streams 10000]
+//! cargo build --release && cargo bench --bench listen_streams -- [--streams 10000] [--redis]
 //! ```
 //!
 //! Starts `target/release/stateless-mcp --fixtures conformance`, reads its resident memory,
@@ -9,120 +9,64 @@
 //! the memory again and prints the difference per stream. Then one `tools/call` of
 //! `test_trigger_tool_change` publishes an event, and it prints how long until every stream
 //! has received its `tools/list_changed` notification. Loopback only; bounded by N.
+//!
+//! With `--redis` it also starts `redis-server` and runs the measured replica with
+//! `--bus redis://…`; the event is then published by a second replica on the same bus, so
+//! the time includes the hop through Redis (call on the publisher → last stream on the
+//! measured replica has the event).
 
-use std::process::Stdio;
+#[path = "support/procs.rs"]
+mod procs;
+
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
-use tokio::process::Command;
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
-fn request(port: u16, id: usize, method: &str, params: &str) -> String {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{params}"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
-    );
-    let name = if method == "tools/call" {
-        "Mcp-Name: test_trigger_tool_change\r\n"
-    } else {
-        ""
-    };
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: {method}\r\n{name}Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-}
-
-/// Opens one listen stream and returns it once acknowledged.
-async fn listen(port: u16, id: usize) -> BufReader<TcpStream> {
-    let mut tcp = TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("connect");
-    let req = request(
-        port,
-        id,
-        "subscriptions/listen",
-        r#""notifications":{"toolsListChanged":true},"#,
-    );
-    tcp.write_all(req.as_bytes()).await.expect("send");
-    let mut reader = BufReader::new(tcp);
-    wait_for(&mut reader, "subscriptions/acknowledged").await;
-    reader
-}
-
-async fn wait_for(reader: &mut BufReader<TcpStream>, needle: &str) {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = reader.read_line(&mut line).await.expect("read");
-        assert!(n > 0, "stream closed before {needle}");
-        if line.contains(needle) {
-            return;
-        }
-    }
-}
+use procs::{Caller, arg, flag, listen, redis, replica, rss_kib, wait_for};
 
 #[tokio::main]
 async fn main() {
-    let streams = arg("--streams", 10_000);
-    let bin = std::env::var("STATELESS_MCP_BIN").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/stateless-mcp").into()
-    });
-    let mut child = Command::new(&bin)
-        .args(["--listen", "127.0.0.1:0", "--fixtures", "conformance"])
-        .args(["--max-listen-streams", &(streams + 10).to_string()])
-        .env("MCP_LOG", "warn,stateless_mcp::app=info")
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin} ({e}); run cargo build --release first"));
-    let pid = child.id().expect("pid");
-    let mut logs = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let port: u16 = loop {
-        let line = logs
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the server logs its address");
-        if let Some(rest) = line.split("address=").nth(1) {
-            let addr = rest.split_whitespace().next().unwrap();
-            break addr.rsplit(':').next().unwrap().parse().unwrap();
-        }
+    let streams: usize = arg("--streams", 10_000);
+    let with_redis = flag("--redis");
+    let max = (streams + 10).to_string();
+    let redis = if with_redis {
+        Some(redis().await)
+    } else {
+        None
     };
-    tokio::spawn(async move { while let Ok(Some(_)) = logs.next_line().await {} });
+    let mut args = vec!["--max-listen-streams", max.as_str()];
+    if let Some(r) = &redis {
+        args.extend(["--bus", r.url.as_str()]);
+    }
+    let measured = replica(&args).await;
+    let publisher = match &redis {
+        Some(r) => Some(replica(&["--bus", r.url.as_str()]).await),
+        None => None,
+    };
+    let port = measured.port;
+    let pid = measured.pid();
+    println!(
+        "bus: {}",
+        if with_redis {
+            "redis (event published by a second replica)"
+        } else {
+            "memory (in-process)"
+        }
+    );
 
     // Warm up: a few streams open and closed, so lazily allocated pools exist already.
     for i in 0..50 {
-        drop(listen(port, i).await);
+        drop(listen(port, i, r#"{"toolsListChanged":true}"#).await);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = rss_kib(pid);
     let started = Instant::now();
     let mut open = Vec::with_capacity(streams);
     for batch in (0..streams).collect::<Vec<_>>().chunks(250) {
-        let opened =
-            futures_util::future::join_all(batch.iter().map(|&i| listen(port, 1000 + i))).await;
+        let opened = futures_util::future::join_all(
+            batch
+                .iter()
+                .map(|&i| listen(port, 1000 + i, r#"{"toolsListChanged":true}"#)),
+        )
+        .await;
         open.extend(opened);
     }
     let open_time = started.elapsed();
@@ -137,24 +81,14 @@ async fn main() {
     );
 
     // Fan-out: one event, every stream.
-    let mut tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut caller = Caller::connect(publisher.as_ref().map_or(port, |p| p.port)).await;
     let started = Instant::now();
-    tcp.write_all(
-        request(
-            port,
-            1,
-            "tools/call",
-            r#""name":"test_trigger_tool_change","arguments":{},"#,
-        )
-        .as_bytes(),
-    )
-    .await
-    .unwrap();
-    let mut buf = [0u8; 4096];
-    let _ = tcp.read(&mut buf).await.unwrap();
-    let waits = open.iter_mut().map(|r| wait_for(r, "tools/list_changed"));
+    caller.send("test_trigger_tool_change").await;
+    let waits = open
+        .iter_mut()
+        .map(|r| wait_for(r, "tools/list_changed"));
     futures_util::future::join_all(waits).await;
     println!("one event to all streams: {:.2?}", started.elapsed());
+    caller.answer().await;
     drop(open);
-    child.kill().await.ok();
 }

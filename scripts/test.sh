@@ -34,6 +34,11 @@ command -v npm >/dev/null || apt_install nodejs npm
 command -v python3 >/dev/null || apt_install python3
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
 command -v curl >/dev/null || apt_install curl
+# The multi-replica tests (nginx in front of replicas sharing a redis-server bus) and the
+# NATS bus contract tests run these as real processes. Debian puts nginx in /usr/sbin.
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_install nginx
+command -v redis-server >/dev/null || apt_install redis-server
+command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || apt_install nats-server
 
 # Node tooling pinned in tests/tools (conformance suite + a Node 22 binary).
 NODE_DIR="$TOOLS/node"

@@ -1,0 +1,78 @@
+//! Notification latency across replicas, measured on the real binary with a real Redis bus.
+//!
+//! ```text
+//! cargo build --release && cargo bench --bench bus_latency -- [--events 2000] [--warmup 100]
+//! ```
+//!
+//! Starts `redis-server` and two replicas of `target/release/stateless-mcp --fixtures
+//! conformance --bus redis://…` (A and B). Opens a `subscriptions/listen` stream on B
+//! subscribed to `test://watched-resource`, then, one at a time, calls
+//! `test_trigger_resource_update` on A and waits for the `notifications/resources/updated`
+//! on B's stream. Latency: from writing the call to A until the event's line is read from
+//! B's stream (A handles the call, publishes to Redis, Redis delivers to B, B writes it on the
+//! stream). For comparison it then measures the same on one replica with the in-process
+//! bus (`--bus memory`: call and stream on the same replica). Prints p50/p90/p99/max.
+//! Loopback only; needs `redis-server` on `PATH`.
+
+#[path = "support/procs.rs"]
+mod procs;
+
+use std::time::{Duration, Instant};
+
+use procs::{Caller, arg, listen, percentile, redis, replica, wait_for};
+
+const WATCH: &str = r#"{"resourceSubscriptions":["test://watched-resource"]}"#;
+
+/// `events` timed round trips (after `warmup` untimed ones): call on `from`, event on the
+/// stream of `to`.
+async fn measure(from: u16, to: u16, events: usize, warmup: usize) -> Vec<Duration> {
+    let mut stream = listen(to, 1, WATCH).await;
+    let mut caller = Caller::connect(from).await;
+    let mut samples = Vec::with_capacity(events);
+    for i in 0..warmup + events {
+        let started = Instant::now();
+        caller.send("test_trigger_resource_update").await;
+        wait_for(&mut stream, "notifications/resources/updated").await;
+        let took = started.elapsed();
+        caller.answer().await;
+        if i >= warmup {
+            samples.push(took);
+        }
+    }
+    samples.sort();
+    samples
+}
+
+fn report(what: &str, samples: &[Duration]) {
+    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
+    println!(
+        "{what}: {} events: p50 {:.0?}  p90 {:.0?}  p99 {:.0?}  max {:.0?}  (mean {:.0?})",
+        samples.len(),
+        percentile(samples, 50.0),
+        percentile(samples, 90.0),
+        percentile(samples, 99.0),
+        samples[samples.len() - 1],
+        mean
+    );
+}
+
+#[tokio::main]
+async fn main() {
+    let events: usize = arg("--events", 2000);
+    let warmup: usize = arg("--warmup", 100);
+    assert!(events > 0);
+
+    let redis = redis().await;
+    let bus = ["--bus", redis.url.as_str()];
+    let a = replica(&[&bus[..], &["--replica-id", "A"]].concat()).await;
+    let b = replica(&[&bus[..], &["--replica-id", "B"]].concat()).await;
+    let cross = measure(a.port, b.port, events, warmup).await;
+    report("redis bus, call on A -> event on B", &cross);
+    let same = measure(b.port, b.port, events, warmup).await;
+    report("redis bus, call on B -> event on B", &same);
+    drop((a, b, redis));
+
+    let solo = replica(&["--bus", "memory"]).await;
+    let local = measure(solo.port, solo.port, events, warmup).await;
+    report("memory bus, call and event on one replica", &local);
+}
