@@ -84,9 +84,7 @@ async fn main() {
     let mut caller = Caller::connect(publisher.as_ref().map_or(port, |p| p.port)).await;
     let started = Instant::now();
     caller.send("test_trigger_tool_change").await;
-    let waits = open
-        .iter_mut()
-        .map(|r| wait_for(r, "tools/list_changed"));
+    let waits = open.iter_mut().map(|r| wait_for(r, "tools/list_changed"));
     futures_util::future::join_all(waits).await;
     println!("one event to all streams: {:.2?}", started.elapsed());
     caller.answer().await;

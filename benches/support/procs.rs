@@ -135,7 +135,8 @@ async fn readyz(port: u16) -> bool {
     let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", port)).await else {
         return false;
     };
-    let req = format!("GET /readyz HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n");
+    let req =
+        format!("GET /readyz HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n");
     if tcp.write_all(req.as_bytes()).await.is_err() {
         return false;
     }
@@ -233,7 +234,10 @@ impl Caller {
     pub async fn answer(&mut self) {
         let mut line = String::new();
         self.reader.read_line(&mut line).await.expect("status");
-        assert!(line.starts_with("HTTP/1.1 200"), "unexpected answer {line:?}");
+        assert!(
+            line.starts_with("HTTP/1.1 200"),
+            "unexpected answer {line:?}"
+        );
         let mut length = None;
         loop {
             line.clear();

@@ -179,6 +179,9 @@ async fn listeners_on(
     panic!("30 listen streams through nginx never landed on each of {wanted:?}");
 }
 
+/// How long the slow calls (`sleep`) take: in flight while a replica is killed or drained.
+const SLOW_MS: u64 = 4000;
+
 fn elicitation_caps() -> Value {
     json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}})
 }
@@ -415,17 +418,19 @@ struct Record {
 
 /// `workers` tasks calling `echo` through nginx in a loop until `stop`; each failed attempt
 /// is recorded and the same request retried until it is answered, with the right text.
+/// `answered` counts the answers, `done_after` those sent after `after` was set.
 fn echo_load(
     lb: &Lb,
     workers: usize,
     stop: &Arc<AtomicBool>,
     after: &Arc<AtomicBool>,
+    answered: &Arc<AtomicUsize>,
     done_after: &Arc<AtomicUsize>,
 ) -> Vec<tokio::task::JoinHandle<Record>> {
     (0..workers)
         .map(|w| {
-            let (lb, stop, after, done_after) =
-                (lb.clone(), stop.clone(), after.clone(), done_after.clone());
+            let (lb, stop, after) = (lb.clone(), stop.clone(), after.clone());
+            let (answered, done_after) = (answered.clone(), done_after.clone());
             tokio::spawn(async move {
                 let mut rec = Record::default();
                 let mut n = 0;
@@ -448,6 +453,7 @@ fn echo_load(
                     }
                     rec.failures.extend(failures);
                     rec.answered.push((replica_of(&x.headers), sent_after));
+                    answered.fetch_add(1, Ordering::Relaxed);
                     if sent_after {
                         done_after.fetch_add(1, Ordering::Relaxed);
                     }
@@ -588,17 +594,19 @@ async fn sigkill_under_load_fails_only_connections_and_retries_succeed() {
 
     let stop = Arc::new(AtomicBool::new(false));
     let after = Arc::new(AtomicBool::new(false));
+    let answered = Arc::new(AtomicUsize::new(0));
     let done_after = Arc::new(AtomicUsize::new(0));
     let baseline = in_flight(&cluster).await;
-    let load = echo_load(&lb, 16, &stop, &after, &done_after);
-    let slow = slow_calls(&lb, 6, 3000);
-    // The slow calls are in flight everywhere (echo calls may add to the count).
+    let slow = slow_calls(&lb, 6, SLOW_MS);
     let extra = wait_in_flight(&cluster, &baseline, 6).await;
-    say!("slow calls (sleep 3000 ms) in flight per replica (with echo calls): {extra:?}");
+    say!("slow calls (sleep {SLOW_MS} ms) in flight per replica: {extra:?}");
     assert!(
         extra[victim] > 0,
         "nothing in flight on {victim}: {extra:?}"
     );
+    let load = echo_load(&lb, 16, &stop, &after, &answered, &done_after);
+    // Load on every replica before the kill (the slow calls on the victim stay in flight).
+    wait_count(&answered, 100, "echo calls answered before the kill").await;
 
     cluster.replica(victim).signal("KILL");
     let status = tokio::task::block_in_place(|| cluster.replica_mut(victim).wait());
@@ -673,14 +681,15 @@ async fn sigterm_drains_one_replica_and_nothing_is_lost() {
     let after = Arc::new(AtomicBool::new(false));
     let done_after = Arc::new(AtomicUsize::new(0));
     let baseline = in_flight(&cluster).await;
-    let slow = slow_calls(&lb, 6, 3000);
+    let slow = slow_calls(&lb, 6, SLOW_MS);
     let extra = wait_in_flight(&cluster, &baseline, 6).await;
-    say!("slow calls (sleep 3000 ms) in flight per replica: {extra:?}");
+    say!("slow calls (sleep {SLOW_MS} ms) in flight per replica: {extra:?}");
     assert!(
         extra[victim] > 0,
         "nothing in flight on {victim}: {extra:?}"
     );
-    let load = echo_load(&lb, 8, &stop, &after, &done_after);
+    let answered = Arc::new(AtomicUsize::new(0));
+    let load = echo_load(&lb, 8, &stop, &after, &answered, &done_after);
 
     cluster.replica(victim).signal("TERM");
     say!("{victim} got SIGTERM");
