@@ -32,7 +32,11 @@ pub(super) fn notifier(config: &Config, readiness: Option<Condition>) -> Result<
         #[cfg(feature = "nats")]
         "nats" | "tls" => Arc::new(crate::notify::NatsBus::connect(url, options)?),
         other => {
-            let feature = if other.starts_with("redis") { "redis" } else { "nats" };
+            let feature = if other.starts_with("redis") {
+                "redis"
+            } else {
+                "nats"
+            };
             return Err(Error::invalid_definition(format!(
                 "--bus (MCP_BUS): this build has no {other} support; rebuild with the `{feature}` feature"
             )));

@@ -230,9 +230,8 @@ fn parse_prefix(s: &str) -> Result<String, String> {
         && s.len() <= 64
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    ok.then(|| s.to_owned()).ok_or_else(|| {
-        "must be 1 to 64 characters of letters, digits, '-', '_' or '.'".into()
-    })
+    ok.then(|| s.to_owned())
+        .ok_or_else(|| "must be 1 to 64 characters of letters, digits, '-', '_' or '.'".into())
 }
 
 fn parse_replica_id(s: &str) -> Result<String, String> {

@@ -25,9 +25,9 @@ use std::time::Duration;
 use axum::Router;
 use axum::serve::ListenerExt as _;
 use http::{HeaderName, HeaderValue};
-use tower_http::set_header::SetResponseHeaderLayer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use config::{Config, Fixtures, LogFormat};
 pub use load::{REDACTED, Setting, Source};
@@ -55,7 +55,10 @@ pub fn server_builder(config: &Config) -> Result<ServerBuilder, Error> {
     server_builder_with(config, None)
 }
 
-fn server_builder_with(config: &Config, readiness: Option<&Readiness>) -> Result<ServerBuilder, Error> {
+fn server_builder_with(
+    config: &Config,
+    readiness: Option<&Readiness>,
+) -> Result<ServerBuilder, Error> {
     let notifier = bus::notifier(config, readiness.map(|r| r.condition("bus")))?;
     let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
     let mut builder = Server::builder()
