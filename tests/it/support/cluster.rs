@@ -3,18 +3,19 @@
 //!
 //! nginx runs unprivileged with the shipped `deploy/nginx/nginx.conf`, copied unchanged into
 //! a private prefix directory beside a generated `upstream.conf` (the replicas' ports) and
-//! `listen.conf` (nginx's own port). Every process is stopped when the [`Cluster`] is
+//! `listen.conf` (nginx's own port); redis-server comes from [`super::brokers`]. Every
+//! process is stopped when the [`Cluster`] is
 //! dropped, also when a test panics. A missing `redis-server` or `nginx` fails the test
 //! with an install hint (`scripts/test.sh` installs both).
 
 use std::io::{BufRead, BufReader, Read};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::brokers::{RedisServer, free_port};
 use super::process::{ServerProcess, root, spawn_server_with};
 
 /// The `requestState` key ring every replica shares (any replica opens any state).
@@ -58,15 +59,6 @@ impl Drop for TempDir {
     }
 }
 
-/// A free loopback port: bound, read and released (the process that gets it binds it
-/// again at once; a collision makes that start-up fail, and the caller retries).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("bind 127.0.0.1:0")
-        .port()
-}
-
 /// Finds an external program on `PATH` (and in `/usr/sbin`, `/sbin`, where Debian puts
 /// nginx), or fails with how to install it.
 pub fn program(name: &str, package: &str) -> PathBuf {
@@ -93,8 +85,8 @@ struct Proc {
 }
 
 impl Proc {
-    /// Starts `cmd`, collecting stdout and stderr lines; `ready` gets each line.
-    fn spawn(what: &'static str, cmd: &mut Command, ready: mpsc::Sender<String>) -> Proc {
+    /// Starts `cmd`, collecting its stdout and stderr lines.
+    fn spawn(what: &'static str, cmd: &mut Command) -> Proc {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -108,10 +100,8 @@ impl Proc {
         ];
         for stream in streams {
             let sink = output.clone();
-            let ready = ready.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    let _ = ready.send(line.clone());
                     sink.lock().unwrap().push(line);
                 }
             });
@@ -150,72 +140,6 @@ impl Drop for Proc {
         eprintln!("{} did not stop on SIGTERM; killing it", self.what);
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// A `redis-server` on a loopback port, without persistence.
-pub struct Redis {
-    proc: Proc,
-    /// Its port.
-    pub port: u16,
-    _dir: TempDir,
-}
-
-impl Redis {
-    /// Starts `redis-server` (retrying on a port collision) and waits until it accepts
-    /// connections.
-    pub fn start() -> Redis {
-        let bin = program("redis-server", "redis-server");
-        let mut last = String::new();
-        for _ in 0..5 {
-            let dir = TempDir::new("redis");
-            let port = free_port();
-            let (tx, rx) = mpsc::channel();
-            let mut proc = Proc::spawn(
-                "redis-server",
-                Command::new(&bin)
-                    .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                    .args(["--save", "", "--appendonly", "no"])
-                    .args(["--dir", dir.path().to_str().unwrap()]),
-                tx,
-            );
-            let ready = wait_line(&rx, Duration::from_secs(20), |l| {
-                l.contains("Ready to accept connections")
-            });
-            if ready {
-                return Redis {
-                    proc,
-                    port,
-                    _dir: dir,
-                };
-            }
-            let _ = proc.child.kill();
-            last = proc.output();
-        }
-        panic!("redis-server did not start:\n{last}");
-    }
-
-    /// `redis://127.0.0.1:PORT`.
-    pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    /// Everything it printed.
-    pub fn output(&self) -> String {
-        self.proc.output()
-    }
-}
-
-/// Waits until a line satisfies `pred` (true), the output ends or time runs out (false).
-fn wait_line(rx: &mpsc::Receiver<String>, within: Duration, pred: impl Fn(&str) -> bool) -> bool {
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) if pred(&line) => return true,
-            Ok(_) => {}
-            Err(_) => return false,
-        }
     }
 }
 
@@ -270,7 +194,6 @@ impl Nginx {
                 format!("listen 127.0.0.1:{port};\n"),
             )
             .unwrap();
-            let (tx, _rx) = mpsc::channel();
             let mut proc = Proc::spawn(
                 "nginx",
                 Command::new(&bin)
@@ -280,7 +203,6 @@ impl Nginx {
                     .arg(conf.join("nginx.conf"))
                     .args(["-e", "stderr"])
                     .args(["-g", "daemon off;"]),
-                tx,
             );
             for _ in 0..200 {
                 if proc.exited() {
@@ -341,13 +263,15 @@ pub struct Cluster {
     /// The replicas, `replicas[i]` answering with `x-mcp-replica: r{i+1}`.
     pub replicas: Vec<ServerProcess>,
     /// The bus.
-    pub redis: Redis,
+    pub redis: RedisServer,
 }
 
 impl Cluster {
     /// Starts everything and waits until every replica is ready (bus connected).
     pub async fn start(options: ClusterOptions) -> Cluster {
-        let redis = Redis::start();
+        let redis = tokio::task::spawn_blocking(RedisServer::start)
+            .await
+            .unwrap();
         let bus = redis.url();
         let page = options.page_size.to_string();
         let drain = options.drain_delay_secs.to_string();
