@@ -4,7 +4,7 @@
 //! Included with `#[path = "support/procs.rs"] mod procs;` (Cargo does not treat this
 //! directory as a bench target).
 
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::process::Stdio;
 use std::time::Duration;

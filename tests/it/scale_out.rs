@@ -529,25 +529,39 @@ async fn wait_count(counter: &AtomicUsize, n: usize, what: &str) {
     panic!("{what}: only {} of {n}", counter.load(Ordering::Relaxed));
 }
 
-fn summarize(records: &[Record]) -> (usize, BTreeMap<String, (usize, usize)>, Vec<Failure>, usize) {
-    let mut per: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut failures = Vec::new();
-    let mut retried = 0;
-    let mut total = 0;
+/// The load workers' records merged.
+struct Summary {
+    /// Answered requests.
+    total: usize,
+    /// Per replica: answers to requests sent before and after the event.
+    per: BTreeMap<String, (usize, usize)>,
+    /// Every failed attempt.
+    failures: Vec<Failure>,
+    /// Requests that needed a retry.
+    retried: usize,
+}
+
+fn summarize(records: &[Record]) -> Summary {
+    let mut sum = Summary {
+        total: 0,
+        per: BTreeMap::new(),
+        failures: Vec::new(),
+        retried: 0,
+    };
     for rec in records {
         for (r, after) in &rec.answered {
-            let e = per.entry(r.clone()).or_default();
+            let e = sum.per.entry(r.clone()).or_default();
             if *after {
                 e.1 += 1;
             } else {
                 e.0 += 1;
             }
-            total += 1;
+            sum.total += 1;
         }
-        failures.extend(rec.failures.iter().cloned());
-        retried += rec.retried;
+        sum.failures.extend(rec.failures.iter().cloned());
+        sum.retried += rec.retried;
     }
-    (total, per, failures, retried)
+    sum
 }
 
 fn failure_kinds(failures: &[Failure]) -> BTreeMap<String, usize> {
@@ -627,7 +641,12 @@ async fn sigkill_under_load_fails_only_connections_and_retries_succeed() {
         slow_by.push(r);
         slow_failures.extend(f);
     }
-    let (total, per, failures, retried) = summarize(&records);
+    let Summary {
+        total,
+        per,
+        failures,
+        retried,
+    } = summarize(&records);
     say!("echo calls answered: {total}; per replica (before kill, after kill): {per:?}");
     say!(
         "echo: {} failed attempts {:?} in {retried} requests, each retried until answered",
@@ -731,7 +750,12 @@ async fn sigterm_drains_one_replica_and_nothing_is_lost() {
     for t in load {
         records.push(t.await.expect("a load worker"));
     }
-    let (total, per, failures, retried) = summarize(&records);
+    let Summary {
+        total,
+        per,
+        failures,
+        retried,
+    } = summarize(&records);
     say!("echo calls answered: {total}; per replica (before exit, after exit): {per:?}");
     say!(
         "echo: {} failed attempts {:?} in {retried} requests",
