@@ -46,8 +46,12 @@ mkdir -p target
 status=0
 cargo test --quiet --test it scale_out -- --nocapture --test-threads 1 \
   > target/scale-out-demo.log 2>&1 || status=$?
-grep -E '^\[scale-out\]|^test scale_out|^test result|panicked' target/scale-out-demo.log \
-  | sed -e 's/^\[scale-out\] /  /' -e 's/^test scale_out::\(.*\) \.\.\. /== \1: /'
+sed -n -E \
+  -e 's/^test scale_out::([a-z_0-9]+) \.\.\. .*/\n== \1/p' \
+  -e 's/^\[scale-out\] /   /p' \
+  -e 's/^(ok|FAILED)$/   => \1/p' \
+  -e '/panicked|^test result/p' \
+  target/scale-out-demo.log
 if [ "$status" != 0 ]; then
   echo "FAILED; see target/scale-out-demo.log" >&2
   exit "$status"
