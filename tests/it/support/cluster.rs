@@ -4,9 +4,9 @@
 //! nginx runs unprivileged with the shipped `deploy/nginx/nginx.conf`, copied unchanged into
 //! a private prefix directory beside a generated `upstream.conf` (the replicas' ports) and
 //! `listen.conf` (nginx's own port); redis-server comes from [`super::brokers`]. Every
-//! process is stopped when the [`Cluster`] is
-//! dropped, also when a test panics. A missing `redis-server` or `nginx` fails the test
-//! with an install hint (`scripts/test.sh` installs both).
+//! process is stopped when the [`Cluster`] is dropped, also when a test panics. A missing
+//! `redis-server` or `nginx` fails the test with an install hint (`scripts/test.sh`
+//! installs both).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -201,7 +201,6 @@ impl Nginx {
                     .arg(dir.path())
                     .arg("-c")
                     .arg(conf.join("nginx.conf"))
-                    .args(["-e", "stderr"])
                     .args(["-g", "daemon off;"]),
             );
             for _ in 0..200 {
