@@ -41,10 +41,10 @@ fi
 echo "== building"
 cargo test --test it --no-run --quiet
 
-echo "== running (nginx $(nginx -v 2>&1 | sed 's/.*\///'), $(redis-server --version | awk '{print $3}'))"
+echo "== running (nginx $(nginx -v 2>&1 | sed 's/.*\///'), redis $(redis-server --version | awk '{print $3}' | sed s/v=//))"
 mkdir -p target
 status=0
-cargo test --quiet --test it scale_out -- --nocapture --test-threads 1 \
+cargo test --test it scale_out -- --nocapture --test-threads 1 \
   > target/scale-out-demo.log 2>&1 || status=$?
 sed -n -E \
   -e 's/^test scale_out::([a-z_0-9]+) \.\.\. .*/\n== \1/p' \
