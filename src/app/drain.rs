@@ -2,14 +2,25 @@
 //!
 //! 1. `/readyz` turns 503 at once ([`Readiness::set_draining`]), so the load balancer takes
 //!    the replica out of rotation; the listener keeps accepting meanwhile.
-//! 2. After `--drain-delay-secs` (or at a second signal) the listeners stop accepting and the
-//!    shutdown token is cancelled: long-lived streams end, idle keep-alive connections close.
-//! 3. In-flight requests get `--shutdown-timeout-secs` to finish; then the process exits
-//!    (status 0) whether or not they did.
+//! 2. After `--drain-delay-secs` (or at a second signal) the listeners close (new
+//!    connections are refused) and long-lived streams end; for [`IDLE_GRACE`] more, requests
+//!    on connections already open are still served, each answered with `Connection: close`.
+//!    A proxy's keep-alive pool (nginx `keepalive`) thus retires its connections to this
+//!    replica one by one, and its next new connection is refused, which a proxy retries on
+//!    another replica even for a POST. Closing idle pooled connections at once instead
+//!    races with the proxy writing a request on one: nginx answers that POST with a 502.
+//! 3. Then the shutdown token is cancelled (idle connections close) and in-flight requests
+//!    get `--shutdown-timeout-secs` to finish; then the process exits (status 0) whether or
+//!    not they did.
 
 use std::future::Future;
 use std::time::Duration;
 
+use axum::Router;
+use axum::response::Response;
+use axum::serve::Listener;
+use http::HeaderValue;
+use http::header::CONNECTION;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -47,6 +58,75 @@ pub(crate) fn signal() -> impl Future<Output = ()> + Send + 'static {
     }
 }
 
+/// How long connections that were open when the listener closed are still served.
+pub(crate) const IDLE_GRACE: Duration = Duration::from_secs(1);
+
+/// A listener that stops accepting and closes its socket when `closed` is cancelled (the
+/// server keeps serving the connections it has until its own shutdown signal).
+pub(crate) struct Closing<L: Listener> {
+    inner: Option<L>,
+    addr: L::Addr,
+    closed: CancellationToken,
+}
+
+impl<L: Listener> Closing<L>
+where
+    L::Addr: Clone,
+{
+    pub(crate) fn new(inner: L, closed: CancellationToken) -> std::io::Result<Self> {
+        let addr = inner.local_addr()?;
+        Ok(Closing {
+            inner: Some(inner),
+            addr,
+            closed,
+        })
+    }
+}
+
+impl<L: Listener> Listener for Closing<L>
+where
+    L::Addr: Clone + Sync,
+{
+    type Io = L::Io;
+    type Addr = L::Addr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        let Closing { inner, closed, .. } = self;
+        if let Some(listener) = inner.as_mut() {
+            tokio::select! {
+                accepted = listener.accept() => return accepted,
+                () = closed.cancelled() => {}
+            }
+        }
+        // Dropping the socket makes new connections fail at once (refused).
+        *inner = None;
+        std::future::pending().await
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Ok(self.addr.clone())
+    }
+}
+
+/// Adds `Connection: close` to every response once `closed` is cancelled, so each open
+/// keep-alive connection serves at most one more request (hyper drops the header on HTTP/2).
+pub(crate) fn close_connections_after(router: Router, closed: &CancellationToken) -> Router {
+    let closed = closed.clone();
+    router.layer(axum::middleware::map_response(
+        move |mut response: Response| {
+            let closing = closed.is_cancelled();
+            async move {
+                if closing {
+                    response
+                        .headers_mut()
+                        .insert(CONNECTION, HeaderValue::from_static("close"));
+                }
+                response
+            }
+        },
+    ))
+}
+
 /// The timings of a drain.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timing {
@@ -73,13 +153,15 @@ async fn any_ended(servers: &mut [ServeTask]) -> Result<(), Error> {
     futures_util::future::select_all(futs).await.0
 }
 
-/// Serves until `signal` resolves, then drains: readiness off, wait `delay`, cancel `stop`
-/// (the listeners stop accepting; long-lived streams end), wait up to `timeout` for the
-/// servers to finish. A server that fails before the signal ends the process with its error.
+/// Serves until `signal` resolves, then drains: readiness off, wait `delay`, cancel `closed`
+/// (the listeners close; long-lived streams end), wait [`IDLE_GRACE`], cancel `stop` (idle
+/// connections close), wait up to `timeout` for the servers to finish. A server that fails
+/// before the signal ends the process with its error.
 pub(crate) async fn run(
     mut servers: Vec<ServeTask>,
     signal: impl Future<Output = ()>,
     readiness: &Readiness,
+    closed: &CancellationToken,
     stop: &CancellationToken,
     timing: Timing,
 ) -> Result<(), Error> {
@@ -102,8 +184,19 @@ pub(crate) async fn run(
         () = self::signal() => tracing::info!("second signal: closing the listener now"),
     }
     tracing::info!(
+        grace_ms = IDLE_GRACE.as_millis() as u64,
+        "closing the listener; still serving open connections (with Connection: close)"
+    );
+    closed.cancel();
+    tokio::select! {
+        r = any_ended(&mut servers) => {
+            return r.and(Err(Error::internal("the server stopped on its own")));
+        }
+        () = tokio::time::sleep(IDLE_GRACE) => {}
+    }
+    tracing::info!(
         shutdown_timeout_secs = timing.timeout.as_secs(),
-        "closing the listener; waiting for in-flight requests"
+        "closing idle connections; waiting for in-flight requests"
     );
     stop.cancel();
     let all = futures_util::future::join_all(servers.iter_mut().map(finished));

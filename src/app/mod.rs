@@ -150,19 +150,23 @@ async fn bind(addr: SocketAddr, what: &str) -> Result<(TcpListener, SocketAddr),
 fn spawn_serve(
     listener: TcpListener,
     app: Router,
+    closed: &CancellationToken,
     stop: CancellationToken,
-) -> tokio::task::JoinHandle<std::io::Result<()>> {
+) -> Result<tokio::task::JoinHandle<std::io::Result<()>>, Error> {
     // Small SSE writes must not wait for delayed ACKs.
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
     });
-    tokio::spawn(async move {
+    let listener = drain::Closing::new(listener, closed.clone())
+        .map_err(|e| Error::io("cannot read the bound address", e))?;
+    let app = drain::close_connections_after(app, closed);
+    Ok(tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(stop.cancelled_owned())
             .await
-    })
+    }))
 }
 
 /// Serves until SIGINT or SIGTERM, then drains (see [`drain`](self#graceful-drain)):
@@ -185,7 +189,9 @@ pub async fn serve_until(
 ) -> Result<(), Error> {
     let readiness = Readiness::new();
     let server = server_builder_with(&config, Some(&readiness))?.build()?;
-    // Cancelled when the listeners stop accepting; long-lived streams end on it.
+    // Cancelled when the listeners close; long-lived streams end on it.
+    let closed = CancellationToken::new();
+    // Cancelled a moment later: idle connections close, the servers finish.
     let shutdown = CancellationToken::new();
     #[cfg(feature = "prometheus")]
     let metrics = match PrometheusMetrics::install() {
@@ -203,7 +209,7 @@ pub async fn serve_until(
         #[cfg(feature = "prometheus")]
         metrics.as_ref(),
     );
-    let mcp = mcp_router(&config, server.clone(), shutdown.clone())?;
+    let mcp = mcp_router(&config, server.clone(), closed.clone())?;
     tracing::info!(settings = %config.effective_line(), "effective configuration");
     let mut servers = Vec::new();
     match config.admin_listen {
@@ -212,13 +218,18 @@ pub async fn serve_until(
             let (admin_listener, admin_local) = bind(admin, "--admin-listen").await?;
             tracing::info!(admin_address = %admin_local, "serving /healthz, /readyz and /metrics");
             tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
-            servers.push(spawn_serve(listener, mcp, shutdown.clone()));
-            servers.push(spawn_serve(admin_listener, ops, shutdown.clone()));
+            servers.push(spawn_serve(listener, mcp, &closed, shutdown.clone())?);
+            servers.push(spawn_serve(admin_listener, ops, &closed, shutdown.clone())?);
         }
         None => {
             let (listener, local) = bind(config.listen, "--listen").await?;
             tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
-            servers.push(spawn_serve(listener, mcp.merge(ops), shutdown.clone()));
+            servers.push(spawn_serve(
+                listener,
+                mcp.merge(ops),
+                &closed,
+                shutdown.clone(),
+            )?);
         }
     }
     bus::spawn_announcement(server, shutdown.clone());
@@ -226,5 +237,5 @@ pub async fn serve_until(
         delay: Duration::from_secs(config.drain_delay_secs),
         timeout: Duration::from_secs(config.shutdown_timeout_secs),
     };
-    drain::run(servers, signal, &readiness, &shutdown, timing).await
+    drain::run(servers, signal, &readiness, &closed, &shutdown, timing).await
 }
