@@ -4,9 +4,12 @@
 //! # Graceful drain
 //!
 //! On SIGTERM or SIGINT: `/readyz` answers 503 at once; after `--drain-delay-secs` (or a
-//! second signal) the listeners stop accepting and the shutdown token given to
-//! [`StreamableHttp::shutdown`] is cancelled, so long-lived streams end; in-flight requests
-//! get `--shutdown-timeout-secs` to finish; the process exits with status 0.
+//! second signal) the listeners close and the shutdown token given to
+//! [`StreamableHttp::shutdown`] is cancelled, so long-lived streams end; connections already
+//! open are served for one second more, each response with `Connection: close`, so a
+//! proxy's keep-alive pool retires them instead of racing their close; then idle
+//! connections close, in-flight requests get `--shutdown-timeout-secs` to finish, and the
+//! process exits with status 0.
 //!
 //! Components that the replica needs (the notification bus) register a readiness condition
 //! with the [`Readiness`] created in [`serve_until`] (`readiness.condition("bus")`), so
