@@ -26,19 +26,32 @@ pub fn temp_dir(what: &str) -> PathBuf {
     dir
 }
 
-fn spawn(program: &str, package: &str, args: &[String]) -> Child {
-    Command::new(program)
+/// Finds an external program on `PATH` (and in `/usr/sbin`, `/sbin`, where Debian puts
+/// nginx), or fails with how to install it.
+pub fn program(name: &str, package: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"].map(PathBuf::from));
+    for dir in dirs {
+        let p = dir.join(name);
+        if p.is_file() {
+            return p;
+        }
+    }
+    panic!(
+        "`{name}` is not installed; the bus and multi-replica tests need it. Install it with \
+         `apt-get install -y {package}` (scripts/test.sh does this)"
+    );
+}
+
+fn spawn(name: &str, package: &str, args: &[String]) -> Child {
+    Command::new(program(name, package))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot start `{program}` ({e}); install it: apt-get install -y {package} \
-                 (scripts/test.sh does this)"
-            )
-        })
+        .unwrap_or_else(|e| panic!("cannot start `{name}` ({e})"))
 }
 
 /// Waits until something accepts connections on `port`.

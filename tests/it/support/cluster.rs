@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::brokers::{RedisServer, free_port};
+use super::brokers::{RedisServer, free_port, program};
 use super::process::{ServerProcess, root, spawn_server_with};
 
 /// The `requestState` key ring every replica shares (any replica opens any state).
@@ -57,24 +57,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// Finds an external program on `PATH` (and in `/usr/sbin`, `/sbin`, where Debian puts
-/// nginx), or fails with how to install it.
-pub fn program(name: &str, package: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let dirs = std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"].map(PathBuf::from));
-    for dir in dirs {
-        let p = dir.join(name);
-        if p.is_file() {
-            return p;
-        }
-    }
-    panic!(
-        "`{name}` is not installed; the multi-replica tests need it. Install it with \
-         `apt-get install -y {package}` (scripts/test.sh does this)"
-    );
 }
 
 /// A child process with its output collected, killed on drop.
