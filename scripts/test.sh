@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine with Rust.
 #
-# Installs what is missing (Node/npm and Python venv from Debian, the pinned conformance
-# suite and a Node 22 binary from npm, the official Python SDK from PyPI, the MCP schema),
-# then runs: cargo fmt --check, clippy -D warnings, every unit/integration/doc test
-# (including the official conformance suite and the Python SDK interop test), and rustdoc
-# with warnings denied.
+# Installs what is missing (Node/npm, Python venv, nginx, redis-server and nats-server from
+# Debian, the pinned conformance suite and a Node 22 binary from npm, the official Python SDK
+# from PyPI, the MCP schema), then runs: cargo fmt --check, clippy -D warnings (all features,
+# and each feature on its own), every unit/integration/doc test (including the official
+# conformance suite, the SDK interop tests, the bus contract suite on real brokers and the
+# multi-replica test behind nginx), and rustdoc with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -80,6 +81,11 @@ cargo fmt --all -- --check
 
 log "cargo clippy"
 cargo clippy --all-targets --all-features -- -D warnings
+
+log "each feature on its own (features only add)"
+for feature in "" auth prometheus redis nats; do
+  cargo clippy --quiet --lib --bins --no-default-features ${feature:+--features "$feature"} -- -D warnings
+done
 
 log "cargo test (unit, integration, conformance, interop, doc tests)"
 cargo test --all-features

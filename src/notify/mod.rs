@@ -51,7 +51,7 @@ mod redis;
 
 pub use bus::{BusReceiver, Delivery, Fanout, NotifyBus};
 pub use event::{ChangeEvent, ListFingerprints};
-#[cfg(any(feature = "redis", feature = "nats"))]
+#[cfg(feature = "redis")]
 pub(crate) use link::redacted as redacted_url;
 pub use link::{BusOptions, MAX_EVENT_BYTES};
 pub use memory::{DEFAULT_CAPACITY, MemoryBus};
