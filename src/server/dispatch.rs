@@ -249,7 +249,7 @@ impl Server {
             }
         }
         let reg = &inner.registry;
-        let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::result(id, page)));
+        let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::encoded(id, page)));
         match method {
             DISCOVER => ready(&inner.discover),
             TOOLS_LIST => {
@@ -595,7 +595,13 @@ impl Server {
         F: FnOnce(RequestContext) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T, Stop>> + Send + 'static,
     {
-        let (tx, events) = mpsc::channel(self.inner.event_buffer);
+        // Only a request that asked for progress or log messages can have notifications.
+        let (tx, events) = if meta.progress_token.is_some() || meta.log_level.is_some() {
+            let (tx, rx) = mpsc::channel(self.inner.event_buffer);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
         let token = CancellationToken::new();
         let (binding, input) = match mrtr {
             Some((b, i)) => (Some(b), i),
@@ -607,7 +613,7 @@ impl Server {
             meta,
             extensions,
             cancellation: token.clone(),
-            events: Some(tx),
+            events: tx,
             input,
             notifier: self.inner.notifier.clone(),
         });

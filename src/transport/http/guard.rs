@@ -41,37 +41,40 @@ impl AllowList {
         }
     }
 
+    /// Entries are lower-case; `hostname` may be in any case.
     fn allows_host(&self, hostname: &str) -> bool {
         self.any
             || self
                 .entries
                 .iter()
-                .any(|e| !e.contains("://") && e == hostname)
+                .any(|e| !e.contains("://") && e.eq_ignore_ascii_case(hostname))
     }
 
+    /// Entries are lower-case; `origin` and `hostname` may be in any case.
     fn allows_origin(&self, origin: &str, hostname: &str) -> bool {
         self.any
             || self.entries.iter().any(|e| {
                 if e.contains("://") {
-                    e == origin
+                    e.eq_ignore_ascii_case(origin)
                 } else {
-                    e == hostname
+                    e.eq_ignore_ascii_case(hostname)
                 }
             })
     }
 }
 
-/// The host name of an authority (`host[:port]`, `[v6]:port`), lower-cased.
-fn hostname(authority: &str) -> String {
-    let a = authority.trim().to_ascii_lowercase();
+/// The host name of an authority (`host[:port]`, `[v6]:port`), as written (compare it
+/// ignoring ASCII case).
+fn hostname(authority: &str) -> &str {
+    let a = authority.trim();
     if a.starts_with('[') {
         return match a.find(']') {
-            Some(end) => a[..=end].to_owned(),
+            Some(end) => &a[..=end],
             None => a,
         };
     }
     match a.rsplit_once(':') {
-        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h.to_owned(),
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
         _ => a,
     }
 }
@@ -87,7 +90,7 @@ pub(crate) fn check(
             .get(HOST)
             .and_then(|h| h.to_str().ok())
             .ok_or_else(|| "missing or unreadable Host header".to_owned())?;
-        if !hosts.allows_host(&hostname(host)) {
+        if !hosts.allows_host(hostname(host)) {
             return Err(format!("Host {host:?} is not allowed"));
         }
     }
@@ -95,11 +98,13 @@ pub(crate) fn check(
         let origin = origin
             .to_str()
             .map_err(|_| "unreadable Origin header".to_owned())?
-            .trim()
-            .to_ascii_lowercase();
+            .trim();
         let authority = origin.split_once("://").map(|(_, rest)| rest).unwrap_or("");
-        if authority.is_empty() || !origins.allows_origin(&origin, &hostname(authority)) {
-            return Err(format!("Origin {origin:?} is not allowed"));
+        if authority.is_empty() || !origins.allows_origin(origin, hostname(authority)) {
+            return Err(format!(
+                "Origin {:?} is not allowed",
+                origin.to_ascii_lowercase()
+            ));
         }
     }
     Ok(())
@@ -123,6 +128,7 @@ mod tests {
     fn localhost_defaults() {
         let (h, o) = (AllowList::localhost(), AllowList::localhost());
         assert!(check(&headers("localhost:3000", None), &h, &o).is_ok());
+        assert!(check(&headers("LocalHost:3000", Some("HTTP://LOCALHOST:3000")), &h, &o).is_ok());
         assert!(
             check(
                 &headers("127.0.0.1:8080", Some("http://127.0.0.1:8080")),
