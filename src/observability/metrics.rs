@@ -38,8 +38,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use metrics::{
-    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge,
-    describe_histogram, gauge, histogram,
+    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge, describe_histogram,
+    gauge, histogram,
 };
 
 use crate::protocol::ErrorCode;
@@ -376,7 +376,10 @@ mod tests {
         assert_eq!(RequestOutcome::Rejected(413).as_str(), "payload_too_large");
         assert_eq!(RequestOutcome::Rejected(418).as_str(), "http_error");
         assert_eq!(RequestOutcome::Ok.as_str(), "ok");
-        assert_eq!(RequestOutcome::Rejected(415).as_str(), "unsupported_media_type");
+        assert_eq!(
+            RequestOutcome::Rejected(415).as_str(),
+            "unsupported_media_type"
+        );
         assert_eq!(RequestOutcome::Error(-32021).as_str(), "missing_capability");
         let mut all: Vec<&str> = OUTCOME_LABELS.to_vec();
         all.sort_unstable();

@@ -141,12 +141,7 @@ impl RequestObserver {
     /// Starts observing a request, labelled from its `Mcp-Method` and `Mcp-Name` headers
     /// (dispatch rejects a request whose headers differ from its body).
     pub fn start(&self, headers: &HeaderMap) -> RequestProbe {
-        let header = |n| {
-            headers
-                .get(n)
-                .and_then(|v| v.to_str().ok())
-                .map(str::trim)
-        };
+        let header = |n| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
         let series = self.series(header(&MCP_METHOD), header(&MCP_NAME));
         let span = tracing::debug_span!(
             "mcp.request",

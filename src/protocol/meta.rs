@@ -207,9 +207,7 @@ impl<'de> Deserialize<'de> for Wire {
                             w.client_info = map.next_value::<ObjectOrNull<_>>()?.0;
                         }
                         LOG_LEVEL_KEY => fill(&mut map, &mut w.log_level, LOG_LEVEL_KEY)?,
-                        "progressToken" => {
-                            fill(&mut map, &mut w.progress_token, "progressToken")?
-                        }
+                        "progressToken" => fill(&mut map, &mut w.progress_token, "progressToken")?,
                         "traceparent" => fill(&mut map, &mut w.traceparent, "traceparent")?,
                         "tracestate" => fill(&mut map, &mut w.tracestate, "tracestate")?,
                         "baggage" => fill(&mut map, &mut w.baggage, "baggage")?,
@@ -276,11 +274,21 @@ mod tests {
         assert_eq!(meta.progress_token, Some(7.into()));
         assert!(meta.client_capabilities.roots.is_some());
         assert_eq!(
-            (meta.traceparent.as_deref(), meta.tracestate.as_deref(), meta.baggage.as_deref()),
+            (
+                meta.traceparent.as_deref(),
+                meta.tracestate.as_deref(),
+                meta.baggage.as_deref()
+            ),
             (Some("tp"), Some("ts"), Some("b"))
         );
-        assert_eq!(meta.extra["com.example/tenant"], serde_json::json!({"id": 1}));
-        assert_eq!(meta.extra["io.modelcontextprotocol/clientInfo2"], serde_json::Value::Null);
+        assert_eq!(
+            meta.extra["com.example/tenant"],
+            serde_json::json!({"id": 1})
+        );
+        assert_eq!(
+            meta.extra["io.modelcontextprotocol/clientInfo2"],
+            serde_json::Value::Null
+        );
         let null_info = parse(
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":null}}"#,
         )

@@ -313,7 +313,7 @@ impl Server {
                         id.clone(),
                         filter,
                         inner.notifier.subscribe(),
-                        (*inner.server_info).clone(),
+                        inner.server_info.clone(),
                     ) {
                         Ok(stream) => Outcome::Listen(stream),
                         Err(busy) => Outcome::Ready(busy),

@@ -91,7 +91,8 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
 /// then the JSON-RPC ladder in [`Server::handle`].
 async fn process(ep: &Endpoint, request: Request, probe: &mut RequestProbe) -> Response {
     let (parts, body) = request.into_parts();
-    if let Err(why) = guard::check(&parts.headers, &ep.hosts, &ep.origins) {
+    let authority = parts.uri.authority().map(|a| a.as_str());
+    if let Err(why) = guard::check(&parts.headers, authority, &ep.hosts, &ep.origins) {
         tracing::debug!(%why, "refused by the Host/Origin allowlist");
         return ForbiddenOrigin(format!("Forbidden: {why}")).into_response();
     }

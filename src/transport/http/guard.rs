@@ -80,16 +80,21 @@ fn hostname(authority: &str) -> &str {
 }
 
 /// Checks `Host` and `Origin`; `Err` carries the reason for the 403.
+///
+/// `authority` is the authority of the request target, which stands for `Host` when the
+/// header is absent: HTTP/2 carries it as `:authority` instead.
 pub(crate) fn check(
     headers: &HeaderMap,
+    authority: Option<&str>,
     hosts: &AllowList,
     origins: &AllowList,
 ) -> Result<(), String> {
     if !hosts.any {
-        let host = headers
-            .get(HOST)
-            .and_then(|h| h.to_str().ok())
-            .ok_or_else(|| "missing or unreadable Host header".to_owned())?;
+        let host = match headers.get(HOST) {
+            Some(h) => h.to_str().ok(),
+            None => authority,
+        }
+        .ok_or_else(|| "missing or unreadable Host header".to_owned())?;
         if !hosts.allows_host(hostname(host)) {
             return Err(format!("Host {host:?} is not allowed"));
         }
@@ -124,11 +129,34 @@ mod tests {
         h
     }
 
+    fn check_h(headers: &HeaderMap, hosts: &AllowList, origins: &AllowList) -> Result<(), String> {
+        check(headers, None, hosts, origins)
+    }
+
+    #[test]
+    fn http2_authority_stands_for_host() {
+        let (h, o) = (AllowList::localhost(), AllowList::localhost());
+        assert!(check(&HeaderMap::new(), Some("127.0.0.1:8080"), &h, &o).is_ok());
+        assert!(check(&HeaderMap::new(), Some("evil.example.com"), &h, &o).is_err());
+        let with_host = headers("evil.example.com", None);
+        assert!(
+            check(&with_host, Some("localhost"), &h, &o).is_err(),
+            "Host wins"
+        );
+    }
+
     #[test]
     fn localhost_defaults() {
         let (h, o) = (AllowList::localhost(), AllowList::localhost());
-        assert!(check(&headers("localhost:3000", None), &h, &o).is_ok());
-        assert!(check(&headers("LocalHost:3000", Some("HTTP://LOCALHOST:3000")), &h, &o).is_ok());
+        assert!(check_h(&headers("localhost:3000", None), &h, &o).is_ok());
+        assert!(
+            check(
+                &headers("LocalHost:3000", Some("HTTP://LOCALHOST:3000")),
+                &h,
+                &o
+            )
+            .is_ok()
+        );
         assert!(
             check(
                 &headers("127.0.0.1:8080", Some("http://127.0.0.1:8080")),
@@ -137,7 +165,7 @@ mod tests {
             )
             .is_ok()
         );
-        assert!(check(&headers("[::1]:9", Some("http://[::1]:9")), &h, &o).is_ok());
+        assert!(check_h(&headers("[::1]:9", Some("http://[::1]:9")), &h, &o).is_ok());
         assert!(
             check(
                 &headers("evil.example.com", Some("http://evil.example.com")),
@@ -154,8 +182,8 @@ mod tests {
             )
             .is_err()
         );
-        assert!(check(&headers("localhost", Some("null")), &h, &o).is_err());
-        assert!(check(&HeaderMap::new(), &h, &o).is_err());
+        assert!(check_h(&headers("localhost", Some("null")), &h, &o).is_err());
+        assert!(check_h(&HeaderMap::new(), &h, &o).is_err());
     }
 
     #[test]
@@ -165,9 +193,9 @@ mod tests {
             "tools.example.org".to_owned(),
         ]);
         let h = AllowList::any();
-        assert!(check(&headers("x", Some("https://app.example.com")), &h, &o).is_ok());
-        assert!(check(&headers("x", Some("http://app.example.com")), &h, &o).is_err());
-        assert!(check(&headers("x", Some("https://tools.example.org:444")), &h, &o).is_ok());
-        assert!(check(&headers("anything", None), &h, &o).is_ok());
+        assert!(check_h(&headers("x", Some("https://app.example.com")), &h, &o).is_ok());
+        assert!(check_h(&headers("x", Some("http://app.example.com")), &h, &o).is_err());
+        assert!(check_h(&headers("x", Some("https://tools.example.org:444")), &h, &o).is_ok());
+        assert!(check_h(&headers("anything", None), &h, &o).is_ok());
     }
 }

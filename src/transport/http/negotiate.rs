@@ -103,8 +103,16 @@ mod tests {
         assert!(accepts(&with_accept("text/html")).is_err());
         assert!(accepts(&with_accept("application/json;q=0, text/event-stream")).is_err());
         assert!(accepts(&HeaderMap::new()).unwrap().sse);
-        assert!(accepts(&with_accept("Application/JSON; Q=0.5, TEXT/*")).unwrap().sse);
-        assert!(!accepts(&with_accept("application/*, text/event-stream;q=0")).unwrap().sse);
+        assert!(
+            accepts(&with_accept("Application/JSON; Q=0.5, TEXT/*"))
+                .unwrap()
+                .sse
+        );
+        assert!(
+            !accepts(&with_accept("application/*, text/event-stream;q=0"))
+                .unwrap()
+                .sse
+        );
     }
 
     #[test]
@@ -116,9 +124,17 @@ mod tests {
             HeaderValue::from_static("application/json; charset=utf-8"),
         );
         assert!(content_type(&h).is_ok());
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("Application/Vnd.Api+JSON"));
+        h.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("Application/Vnd.Api+JSON"),
+        );
         assert!(content_type(&h).is_ok());
-        for bad in ["text/plain", "text/x+json", "application", "application/jso"] {
+        for bad in [
+            "text/plain",
+            "text/x+json",
+            "application",
+            "application/jso",
+        ] {
             h.insert(CONTENT_TYPE, HeaderValue::from_static(bad));
             assert!(content_type(&h).is_err(), "{bad}");
         }
