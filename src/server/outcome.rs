@@ -35,9 +35,11 @@ impl fmt::Debug for Reply {
 impl Reply {
     /// A success response carrying `result`.
     pub(crate) fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Self {
-        match serde_json::to_vec(&ResponseRef::new(id, result)) {
-            Ok(v) => Reply {
-                body: Bytes::from(v),
+        // Room for a typical small result, so it is written without growing the buffer.
+        let mut body = Vec::with_capacity(512);
+        match serde_json::to_writer(&mut body, &ResponseRef::new(id, result)) {
+            Ok(()) => Reply {
+                body: Bytes::from(body),
                 error_code: None,
                 retry_after_secs: None,
             },
