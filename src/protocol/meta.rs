@@ -112,14 +112,22 @@ impl RequestMeta {
     }
 
     fn parse(raw: &RawValue) -> Result<Self, ErrorObject> {
-        let wire: Wire = super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
-            .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
-        let protocol_version = wire.protocol_version.ok_or_else(|| {
+        let wire: MetaWire =
+            super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
+                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
+        wire.into_meta()
+    }
+}
+
+impl MetaWire {
+    /// The validated `_meta`: the required fields must be there.
+    pub(crate) fn into_meta(self) -> Result<RequestMeta, ErrorObject> {
+        let protocol_version = self.protocol_version.ok_or_else(|| {
             ErrorObject::invalid_params(format!(
                 "Missing required _meta field {PROTOCOL_VERSION_KEY}"
             ))
         })?;
-        let client_capabilities = wire.client_capabilities.ok_or_else(|| {
+        let client_capabilities = self.client_capabilities.ok_or_else(|| {
             ErrorObject::invalid_params(format!(
                 "Missing required _meta field {CLIENT_CAPABILITIES_KEY}"
             ))
@@ -127,13 +135,13 @@ impl RequestMeta {
         Ok(RequestMeta {
             protocol_version,
             client_capabilities,
-            client_info: wire.client_info,
-            log_level: wire.log_level,
-            progress_token: wire.progress_token,
-            traceparent: wire.traceparent,
-            tracestate: wire.tracestate,
-            baggage: wire.baggage,
-            extra: wire.extra,
+            client_info: self.client_info,
+            log_level: self.log_level,
+            progress_token: self.progress_token,
+            traceparent: self.traceparent,
+            tracestate: self.tracestate,
+            baggage: self.baggage,
+            extra: self.extra,
         })
     }
 }
@@ -141,9 +149,11 @@ impl RequestMeta {
 /// `_meta` as sent: every known key typed, every other key kept as JSON.
 ///
 /// Read in one pass by hand: a derived `Deserialize` with `#[serde(flatten)]` for the other
-/// keys would first buffer the whole object, on every request.
+/// keys would first buffer the whole object, on every request. Only JSON objects are
+/// accepted. Dispatch reads it straight from the request body along with the rest of the
+/// message ([`MetaWire::into_meta`] then checks the required fields).
 #[derive(Default)]
-struct Wire {
+pub(crate) struct MetaWire {
     protocol_version: Option<String>,
     client_capabilities: Option<ClientCapabilities>,
     client_info: Option<Implementation>,
@@ -177,18 +187,18 @@ fn fill<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     Ok(())
 }
 
-impl<'de> Deserialize<'de> for Wire {
+impl<'de> Deserialize<'de> for MetaWire {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Wire;
+            type Value = MetaWire;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("the _meta object")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Wire, A::Error> {
-                let mut w = Wire::default();
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaWire, A::Error> {
+                let mut w = MetaWire::default();
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     match &*key {
                         PROTOCOL_VERSION_KEY => {

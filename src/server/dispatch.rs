@@ -14,14 +14,14 @@ use std::panic::AssertUnwindSafe;
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use http::Extensions;
-use serde::de::IgnoredAny;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
+use super::envelope::{self, Params, ParamsView};
 use super::listen::{self, Honoured};
 use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Reply, Running};
@@ -33,67 +33,11 @@ use crate::handler::{Input, InputRequired, Principal, PromptDef, RequestContext}
 use crate::protocol::methods::{self, *};
 use crate::protocol::{
     CallToolResult, ClientCapabilities, CompleteRequest, CompletionReference, ErrorObject, IdField,
-    IncomingMessage, InputRequiredResult, JsonObject, RequestId, RequestMeta, StampResult,
+    InputRequiredResult, JsonObject, RequestId, RequestMeta, StampResult,
 };
 
 /// How many argument-validation failures a tool error lists.
 const MAX_REPORTED_ARGUMENT_ERRORS: usize = 5;
-
-/// Every params member the dispatcher may need, located in one pass and left raw.
-#[derive(Default, Deserialize)]
-struct ParamsView<'a> {
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    uri: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    cursor: Option<&'a RawValue>,
-    #[serde(
-        rename = "inputResponses",
-        borrow,
-        default,
-        deserialize_with = "present"
-    )]
-    input_responses: Option<&'a RawValue>,
-    #[serde(rename = "requestState", borrow, default, deserialize_with = "present")]
-    request_state: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    notifications: Option<&'a RawValue>,
-}
-
-/// A member that is present, even as `null` (which plain `Option` would read as absent).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
-fn classify_unparsable(e: &serde_json::Error) -> ErrorObject {
-    if !matches!(e.classify(), serde_json::error::Category::Data) {
-        return ErrorObject::parse_error(format!("Parse error: {e}"));
-    }
-    ErrorObject::invalid_request(format!("Invalid Request: {e}"))
-}
-
-/// Reads the body as one JSON-RPC object, telling a syntax error (`-32700`) from valid JSON
-/// of the wrong shape (`-32600`: batches, scalars, responses).
-fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObject> {
-    let first = body.iter().copied().find(|b| !b.is_ascii_whitespace());
-    if first != Some(b'{') {
-        return match serde_json::from_slice::<IgnoredAny>(body) {
-            Err(e) => Err(ErrorObject::parse_error(format!("Parse error: {e}"))),
-            Ok(_) if first == Some(b'[') => Err(ErrorObject::invalid_request(
-                "Batch requests are not supported: send one JSON-RPC message per request",
-            )),
-            Ok(_) => Err(ErrorObject::invalid_request(
-                "A JSON-RPC message must be a JSON object",
-            )),
-        };
-    }
-    serde_json::from_slice(body).map_err(|e| classify_unparsable(&e))
-}
 
 fn string_field<'a>(raw: Option<&'a RawValue>, field: &str) -> Result<Cow<'a, str>, ErrorObject> {
     let raw =
@@ -159,7 +103,7 @@ impl Server {
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
     ) -> Outcome {
-        let msg = match parse_message(body) {
+        let msg = match envelope::read(body) {
             Ok(m) => m,
             Err(e) => return Outcome::error(None, e),
         };
@@ -211,7 +155,7 @@ impl Server {
         body: &Bytes,
         id: &RequestId,
         method: &str,
-        params: Option<&RawValue>,
+        params: Params<'_>,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
     ) -> Result<Outcome, ErrorObject> {
@@ -219,14 +163,7 @@ impl Server {
         if methods::REMOVED.contains(&method) {
             return Err(removed_method(method, &inner.supported_versions));
         }
-        let view: ParamsView<'_> = match params {
-            None => ParamsView::default(),
-            Some(p) => {
-                crate::protocol::strict::object(&mut serde_json::Deserializer::from_str(p.get()))
-                    .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?
-            }
-        };
-        let meta = RequestMeta::from_raw(view.meta)?;
+        let (view, meta) = params.read()?;
         crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {
             m.check_protocol_version(&meta.protocol_version)?;
@@ -294,7 +231,7 @@ impl Server {
             }
             COMPLETION_COMPLETE => {
                 self.gate(reg.completion.is_some(), method, "completions")?;
-                self.complete(id, meta, params, extensions)
+                self.complete(id, meta, body, extensions)
             }
             SUBSCRIPTIONS_LISTEN => {
                 let honoured = Honoured {
@@ -508,9 +445,11 @@ impl Server {
         &self,
         id: &RequestId,
         meta: RequestMeta,
-        params: Option<&RawValue>,
+        body: &[u8],
         extensions: Extensions,
     ) -> Result<Outcome, ErrorObject> {
+        // The only method that reads its params whole: read them again from the body.
+        let params = envelope::parse_message(body)?.params;
         let raw = params.map(RawValue::get).unwrap_or("{}");
         let request: CompleteRequest = serde_json::from_str(raw)
             .map_err(|e| ErrorObject::invalid_params(format!("Invalid completion request: {e}")))?;

@@ -150,7 +150,7 @@ mod tests {
         let (h, o) = (AllowList::localhost(), AllowList::localhost());
         assert!(check_h(&headers("localhost:3000", None), &h, &o).is_ok());
         assert!(
-            check(
+            check_h(
                 &headers("LocalHost:3000", Some("HTTP://LOCALHOST:3000")),
                 &h,
                 &o
@@ -158,7 +158,7 @@ mod tests {
             .is_ok()
         );
         assert!(
-            check(
+            check_h(
                 &headers("127.0.0.1:8080", Some("http://127.0.0.1:8080")),
                 &h,
                 &o
@@ -167,7 +167,7 @@ mod tests {
         );
         assert!(check_h(&headers("[::1]:9", Some("http://[::1]:9")), &h, &o).is_ok());
         assert!(
-            check(
+            check_h(
                 &headers("evil.example.com", Some("http://evil.example.com")),
                 &h,
                 &o
@@ -175,7 +175,7 @@ mod tests {
             .is_err()
         );
         assert!(
-            check(
+            check_h(
                 &headers("localhost", Some("http://evil.example.com")),
                 &h,
                 &o
