@@ -252,7 +252,7 @@ fn some<'a>(v: &'a Option<&str>) -> Option<&'a dyn Value> {
 }
 
 fn string(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
-    serde_json::from_str(raw?.get()).ok()
+    crate::protocol::strict::json_str(raw?)
 }
 
 /// Fills in the current request span once dispatch has read the request: method, id,

@@ -1,6 +1,5 @@
 //! The per-request `_meta` object that makes every request self-describing.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, MapAccess, Visitor};
@@ -199,7 +198,7 @@ impl<'de> Deserialize<'de> for MetaWire {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaWire, A::Error> {
                 let mut w = MetaWire::default();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                while let Some(super::strict::Str(key)) = map.next_key()? {
                     match &*key {
                         PROTOCOL_VERSION_KEY => {
                             fill(&mut map, &mut w.protocol_version, PROTOCOL_VERSION_KEY)?

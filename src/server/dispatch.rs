@@ -31,6 +31,7 @@ use crate::handler::context::ContextParts;
 use crate::handler::input::{Stop, parse_responses};
 use crate::handler::{Input, InputRequired, Principal, PromptDef, RequestContext};
 use crate::protocol::methods::{self, *};
+use crate::protocol::strict::json_str;
 use crate::protocol::{
     CallToolResult, ClientCapabilities, CompleteRequest, CompletionReference, ErrorObject, IdField,
     InputRequiredResult, JsonObject, RequestId, RequestMeta, StampResult,
@@ -42,8 +43,8 @@ const MAX_REPORTED_ARGUMENT_ERRORS: usize = 5;
 fn string_field<'a>(raw: Option<&'a RawValue>, field: &str) -> Result<Cow<'a, str>, ErrorObject> {
     let raw =
         raw.ok_or_else(|| ErrorObject::invalid_params(format!("Missing required params.{field}")))?;
-    serde_json::from_str::<Cow<'a, str>>(raw.get())
-        .map_err(|_| ErrorObject::invalid_params(format!("params.{field} must be a string")))
+    json_str(raw)
+        .ok_or_else(|| ErrorObject::invalid_params(format!("params.{field} must be a string")))
 }
 
 fn optional_string<'a>(
@@ -122,7 +123,7 @@ impl Server {
             };
             return Outcome::error(echo, ErrorObject::invalid_request(why));
         };
-        let Ok(method) = serde_json::from_str::<Cow<'_, str>>(method_raw.get()) else {
+        let Some(method) = json_str(method_raw) else {
             return Outcome::error(
                 echo,
                 ErrorObject::invalid_request("method must be a string"),
@@ -181,7 +182,7 @@ impl Server {
             m.check_method(method)?;
             if let Some(field) = methods::name_field(method) {
                 let raw = if field == "uri" { view.uri } else { view.name };
-                let body = raw.and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok());
+                let body = raw.and_then(json_str);
                 m.check_name(body.as_deref())?;
             }
         }
@@ -300,19 +301,23 @@ impl Server {
         if let Some(m) = mirror {
             m.check_params(&tool.header_params, &arguments)?;
         }
-        let problems: Vec<String> = tool
-            .validator
-            .iter_errors(&arguments)
-            .take(MAX_REPORTED_ARGUMENT_ERRORS)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{at}: {e}")
-                }
-            })
-            .collect();
+        // Valid arguments (the common case) are checked without collecting errors.
+        let problems: Vec<String> = if tool.validator.is_valid(&arguments) {
+            Vec::new()
+        } else {
+            tool.validator
+                .iter_errors(&arguments)
+                .take(MAX_REPORTED_ARGUMENT_ERRORS)
+                .map(|e| {
+                    let at = e.instance_path().to_string();
+                    if at.is_empty() {
+                        e.to_string()
+                    } else {
+                        format!("{at}: {e}")
+                    }
+                })
+                .collect()
+        };
         if !problems.is_empty() {
             let mut result = CallToolResult::error(format!(
                 "Invalid arguments for tool {name}: {}",
@@ -496,7 +501,7 @@ impl Server {
         let state = match view.request_state {
             None => None,
             Some(raw) => {
-                let token = serde_json::from_str::<Cow<'_, str>>(raw.get()).map_err(|_| {
+                let token = json_str(raw).ok_or_else(|| {
                     ErrorObject::invalid_params("Invalid requestState: it must be a string")
                 })?;
                 let opened = self
