@@ -142,7 +142,13 @@ impl RequestObserver {
     /// (dispatch rejects a request whose headers differ from its body).
     pub fn start(&self, headers: &HeaderMap) -> RequestProbe {
         let header = |n| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
-        let series = self.series(header(&MCP_METHOD), header(&MCP_NAME));
+        self.start_labelled(header(&MCP_METHOD), header(&MCP_NAME))
+    }
+
+    /// Starts observing a request whose `Mcp-Method` and `Mcp-Name` headers were read
+    /// already (trimmed; `None` when absent or unreadable).
+    pub fn start_labelled(&self, method: Option<&str>, name: Option<&str>) -> RequestProbe {
+        let series = self.series(method, name);
         let span = tracing::debug_span!(
             "mcp.request",
             mcp.method.name = Empty,

@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, HttpBody as _};
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{HeaderMap, Method, header};
+use http::Method;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -18,7 +18,7 @@ use super::rejection::{BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, Payloa
 use super::{headers, negotiate, reply};
 use crate::observability::metrics::RequestOutcome;
 use crate::observability::{RequestObserver, RequestProbe, traceparent_header};
-use crate::server::{Outcome, Reply, Server};
+use crate::server::{MirroredHeaders, Outcome, Reply, Server};
 
 /// Everything the endpoint needs, shared by all requests.
 pub(crate) struct Endpoint {
@@ -55,17 +55,9 @@ fn too_large(limit: usize) -> Response {
     PayloadTooLarge(format!("Request body exceeds the limit of {limit} bytes")).into_response()
 }
 
-fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .parse()
-        .ok()
-}
-
-async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, Response> {
-    if declared_length(headers).is_some_and(|n| n > limit as u64) {
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, Response> {
+    // At least the declared `Content-Length` (the server parsed it already).
+    if body.size_hint().lower() > limit as u64 {
         return Err(too_large(limit));
     }
     match Limited::new(body, limit).collect().await {
@@ -77,11 +69,17 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
     }
 }
 
-/// Observes the request (span, metrics) around [`process`].
+/// Observes the request (span, metrics) around [`process`], labelled from its mirrored
+/// `Mcp-Method` and `Mcp-Name` headers (read once, for the labels and for dispatch).
 pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
-    let mut probe = ep.observer.start(request.headers());
+    let mirror = headers::mirrored(request.headers());
+    let mut probe = ep
+        .observer
+        .start_labelled(mirror.method.value(), mirror.name.value());
     let span = probe.span().clone();
-    let response = process(&ep, request, &mut probe).instrument(span).await;
+    let response = process(&ep, request, mirror, &mut probe)
+        .instrument(span)
+        .await;
     // Only an HTTP rejection is still unrecorded here.
     probe.finish(RequestOutcome::Rejected(response.status().as_u16()));
     response
@@ -89,7 +87,12 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
 
 /// `Host`/`Origin` → 403, method → 405, `Accept` → 406, `Content-Type` → 415, size → 413,
 /// then the JSON-RPC ladder in [`Server::handle`].
-async fn process(ep: &Endpoint, request: Request, probe: &mut RequestProbe) -> Response {
+async fn process(
+    ep: &Endpoint,
+    request: Request,
+    mirror: MirroredHeaders,
+    probe: &mut RequestProbe,
+) -> Response {
     let (parts, body) = request.into_parts();
     let authority = parts.uri.authority().map(|a| a.as_str());
     if let Err(why) = guard::check(&parts.headers, authority, &ep.hosts, &ep.origins) {
@@ -106,11 +109,10 @@ async fn process(ep: &Endpoint, request: Request, probe: &mut RequestProbe) -> R
     if let Err(r) = negotiate::content_type(&parts.headers) {
         return r.into_response();
     }
-    let bytes = match read_body(body, &parts.headers, ep.body_limit).await {
+    let bytes = match read_body(body, ep.body_limit).await {
         Ok(b) => b,
         Err(r) => return r,
     };
-    let mirror = headers::mirrored(&parts.headers);
     let mut extensions = parts.extensions;
     if let Some(tp) = traceparent_header(&parts.headers) {
         extensions.insert(tp);

@@ -11,7 +11,10 @@ use http::header::{HOST, ORIGIN};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AllowList {
     any: bool,
-    entries: Vec<String>,
+    /// Entries without a scheme: host names, lower-case.
+    names: Vec<String>,
+    /// Entries with a scheme: whole origins, lower-case.
+    origins: Vec<String>,
 }
 
 /// Host names a local server answers to.
@@ -21,7 +24,8 @@ impl AllowList {
     pub(crate) fn any() -> Self {
         AllowList {
             any: true,
-            entries: Vec::new(),
+            names: Vec::new(),
+            origins: Vec::new(),
         }
     }
 
@@ -30,36 +34,26 @@ impl AllowList {
     }
 
     pub(crate) fn from_entries(entries: impl IntoIterator<Item = String>) -> Self {
-        let entries: Vec<String> = entries
+        let (origins, names): (Vec<String>, Vec<String>) = entries
             .into_iter()
             .map(|e| e.trim().trim_end_matches('/').to_ascii_lowercase())
             .filter(|e| !e.is_empty())
-            .collect();
+            .partition(|e| e.contains("://"));
         AllowList {
-            any: entries.iter().any(|e| e == "*"),
-            entries,
+            any: names.iter().any(|e| e == "*"),
+            names,
+            origins,
         }
     }
 
-    /// Entries are lower-case; `hostname` may be in any case.
+    /// `hostname` may be in any case.
     fn allows_host(&self, hostname: &str) -> bool {
-        self.any
-            || self
-                .entries
-                .iter()
-                .any(|e| !e.contains("://") && e.eq_ignore_ascii_case(hostname))
+        self.any || self.names.iter().any(|e| e.eq_ignore_ascii_case(hostname))
     }
 
-    /// Entries are lower-case; `origin` and `hostname` may be in any case.
+    /// `origin` and `hostname` may be in any case.
     fn allows_origin(&self, origin: &str, hostname: &str) -> bool {
-        self.any
-            || self.entries.iter().any(|e| {
-                if e.contains("://") {
-                    e.eq_ignore_ascii_case(origin)
-                } else {
-                    e.eq_ignore_ascii_case(hostname)
-                }
-            })
+        self.allows_host(hostname) || self.origins.iter().any(|e| e.eq_ignore_ascii_case(origin))
     }
 }
 
