@@ -100,6 +100,7 @@ pub(crate) fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
 
 #[cfg(test)]
 mod tests {
+    use super::{Cow, json_str};
     use serde::Deserialize;
 
     #[derive(Debug, Deserialize, PartialEq)]
@@ -128,5 +129,20 @@ mod tests {
         assert!(serde_json::from_str::<Outer>(r#"{"req":[1]}"#).is_err());
         // Without the helper, serde would have accepted the array.
         assert!(serde_json::from_str::<Inner>("[1]").is_ok());
+    }
+
+    #[test]
+    fn strings_are_borrowed_unless_escaped() {
+        use serde_json::value::RawValue;
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        let plain = raw(r#""tools/call""#);
+        assert!(matches!(
+            json_str(&plain),
+            Some(Cow::Borrowed("tools/call"))
+        ));
+        let escaped = raw(r#""a\u0062c""#);
+        assert!(matches!(json_str(&escaped), Some(Cow::Owned(s)) if s == "abc"));
+        assert!(json_str(&raw("5")).is_none());
+        assert!(json_str(&raw("null")).is_none());
     }
 }
