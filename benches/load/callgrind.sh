@@ -4,7 +4,7 @@
 #   bash benches/load/callgrind.sh [--requests N] [--cases "echo list discover echo100k"]
 #                                  [--no-build] [--bin-dir DIR]
 #
-# Unlike req/s, instruction counts repeat within about 0.4% between runs, so they compare
+# Unlike req/s, instruction counts repeat within about 1-2% between runs, so they compare
 # builds on a noisy machine. For each case and server: starts the release binary under
 # `valgrind --tool=callgrind`, sends 50 warm-up requests on one keep-alive connection
 # (curl), zeroes the counters, sends N more (default 500) on one connection, dumps, and
