@@ -59,7 +59,7 @@ const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Opens [`RequestProbe`]s; built once per endpoint with the registry's tool and prompt
 /// names, which are the only names that become label values. Every label combination has
-/// its [`RequestSeries`] built here, so a request only picks one.
+/// its metric handles kept here, so a request only picks one.
 #[derive(Debug, Clone, Default)]
 pub struct RequestObserver {
     series: Arc<AllSeries>,
