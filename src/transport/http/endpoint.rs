@@ -18,7 +18,7 @@ use super::rejection::{BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, Payloa
 use super::{headers, negotiate, reply};
 use crate::observability::metrics::RequestOutcome;
 use crate::observability::{RequestObserver, RequestProbe, traceparent_header};
-use crate::server::{MirroredHeaders, Outcome, Reply, Server};
+use crate::server::{MirroredHeaders, Outcome, Reply, Running, Server};
 
 /// Everything the endpoint needs, shared by all requests.
 pub(crate) struct Endpoint {
@@ -49,6 +49,13 @@ impl Endpoint {
             server.close_listen_streams();
         });
     }
+}
+
+/// The outcome label of a final reply.
+fn outcome_of(reply: &Reply) -> RequestOutcome {
+    reply
+        .error_code
+        .map_or(RequestOutcome::Ok, RequestOutcome::Error)
 }
 
 fn too_large(limit: usize) -> Response {
@@ -123,12 +130,17 @@ async fn process(
             Outcome::Accepted
         }
         Outcome::Ready(reply) => {
-            probe.finish(
-                reply
-                    .error_code
-                    .map_or(RequestOutcome::Ok, RequestOutcome::Error),
-            );
+            probe.finish(outcome_of(&reply));
             Outcome::Ready(reply)
+        }
+        Outcome::Running(Running { reply, events }) if events.is_none() || !accepts.sse => {
+            // No stream can come of it: the reply is awaited right here (the probe records
+            // `cancelled` if the client leaves first). Notifications the client cannot take
+            // are dropped, not queued.
+            drop(events);
+            let reply = reply.await;
+            probe.finish(outcome_of(&reply));
+            return reply::json(reply);
         }
         Outcome::Running(mut running) => {
             running.reply = Box::pin(probe.track(running.reply, |r: &Reply| r.error_code));

@@ -36,7 +36,7 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
         Outcome::Running(Running { mut reply, events }) => {
             let Some(mut events) = events.filter(|_| accepts.sse) else {
                 // No notifications can come, or the client cannot take a stream: then they
-                // are dropped, not queued.
+                // are dropped, not queued. (The HTTP endpoint awaits such replies itself.)
                 return json(reply.await);
             };
             tokio::select! {
