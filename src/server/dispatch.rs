@@ -575,7 +575,7 @@ impl Server {
             match outcome {
                 Ok(Ok(mut result)) => {
                     result.meta_mut().server_info = Some(inner.server_info.clone());
-                    Reply::result(&id, &result)
+                    Reply::result_sized(&id, &result, result.content_size_hint())
                 }
                 Ok(Err(Stop::Input(ask))) => match asking {
                     Some((b, asker)) => {

@@ -35,8 +35,20 @@ impl fmt::Debug for Reply {
 impl Reply {
     /// A success response carrying `result`.
     pub(crate) fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Self {
-        // Room for a typical small result, so it is written without growing the buffer.
-        let mut body = Vec::with_capacity(512);
+        Self::result_sized(id, result, 0)
+    }
+
+    /// A success response carrying `result`, which holds about `content_size` bytes of bulky
+    /// content: the buffer is sized for it once, so large results are not copied while the
+    /// buffer grows.
+    pub(crate) fn result_sized<T: Serialize + ?Sized>(
+        id: &RequestId,
+        result: &T,
+        content_size: usize,
+    ) -> Self {
+        // Room for the envelope and a typical small result besides the content (escapes may
+        // still grow it a little).
+        let mut body = Vec::with_capacity(content_size + content_size / 16 + 512);
         match serde_json::to_writer(&mut body, &ResponseRef::new(id, result)) {
             Ok(()) => Reply {
                 body: Bytes::from(body),
