@@ -34,10 +34,12 @@
 //! otherwise. `method` is the MCP method, `_other` for anything unknown, empty when the
 //! request had no readable `Mcp-Method`.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use metrics::{
-    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge, describe_histogram,
+    gauge, histogram,
 };
 
 use crate::protocol::ErrorCode;
@@ -116,34 +118,130 @@ pub enum RequestOutcome {
     Rejected(u16),
 }
 
+/// Every value of the `outcome` label, in the order of [`RequestOutcome::label_index`].
+const OUTCOME_LABELS: [&str; OUTCOME_COUNT] = [
+    "ok",
+    "accepted",
+    "cancelled",
+    "parse_error",
+    "invalid_request",
+    "method_not_found",
+    "invalid_params",
+    "internal_error",
+    "header_mismatch",
+    "missing_capability",
+    "unsupported_version",
+    "other_error",
+    "bad_request",
+    "forbidden",
+    "method_not_allowed",
+    "not_acceptable",
+    "payload_too_large",
+    "unsupported_media_type",
+    "http_error",
+];
+
+/// How many values the `outcome` label has.
+const OUTCOME_COUNT: usize = 19;
+
 impl RequestOutcome {
     /// The label value.
     pub fn as_str(self) -> &'static str {
+        OUTCOME_LABELS[self.label_index()]
+    }
+
+    /// The position of the label value in [`OUTCOME_LABELS`].
+    fn label_index(self) -> usize {
         match self {
-            RequestOutcome::Ok => "ok",
-            RequestOutcome::Accepted => "accepted",
-            RequestOutcome::Cancelled => "cancelled",
+            RequestOutcome::Ok => 0,
+            RequestOutcome::Accepted => 1,
+            RequestOutcome::Cancelled => 2,
             RequestOutcome::Error(code) => match ErrorCode::from_code(code) {
-                Some(ErrorCode::ParseError) => "parse_error",
-                Some(ErrorCode::InvalidRequest) => "invalid_request",
-                Some(ErrorCode::MethodNotFound) => "method_not_found",
-                Some(ErrorCode::InvalidParams) => "invalid_params",
-                Some(ErrorCode::InternalError) => "internal_error",
-                Some(ErrorCode::HeaderMismatch) => "header_mismatch",
-                Some(ErrorCode::MissingRequiredClientCapability) => "missing_capability",
-                Some(ErrorCode::UnsupportedProtocolVersion) => "unsupported_version",
-                _ => "other_error",
+                Some(ErrorCode::ParseError) => 3,
+                Some(ErrorCode::InvalidRequest) => 4,
+                Some(ErrorCode::MethodNotFound) => 5,
+                Some(ErrorCode::InvalidParams) => 6,
+                Some(ErrorCode::InternalError) => 7,
+                Some(ErrorCode::HeaderMismatch) => 8,
+                Some(ErrorCode::MissingRequiredClientCapability) => 9,
+                Some(ErrorCode::UnsupportedProtocolVersion) => 10,
+                _ => 11,
             },
             RequestOutcome::Rejected(status) => match status {
-                400 => "bad_request",
-                403 => "forbidden",
-                405 => "method_not_allowed",
-                406 => "not_acceptable",
-                413 => "payload_too_large",
-                415 => "unsupported_media_type",
-                _ => "http_error",
+                400 => 12,
+                403 => 13,
+                405 => 14,
+                406 => 15,
+                413 => 16,
+                415 => 17,
+                _ => 18,
             },
         }
+    }
+}
+
+/// The request metrics of one `method` and `name` label pair: the in-flight gauge, and per
+/// outcome the counter and duration histogram, each looked up in the recorder once (on
+/// first use) and kept, so recording a request takes no label hashing or registry lookup.
+///
+/// The handles belong to the recorder installed when they were first used: install the
+/// recorder before serving requests.
+pub(crate) struct RequestSeries {
+    method: &'static str,
+    name: metrics::SharedString,
+    by_outcome: [OnceLock<(Counter, Histogram)>; OUTCOME_COUNT],
+    in_flight: OnceLock<Gauge>,
+}
+
+impl std::fmt::Debug for RequestSeries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestSeries")
+            .field("method", &self.method)
+            .field("name", &&*self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestSeries {
+    /// The series of requests labelled `method` and `name` (`name` from a bounded set).
+    pub(crate) fn new(method: &'static str, name: metrics::SharedString) -> Self {
+        RequestSeries {
+            method,
+            name,
+            by_outcome: std::array::from_fn(|_| OnceLock::new()),
+            in_flight: OnceLock::new(),
+        }
+    }
+
+    fn in_flight(&self) -> &Gauge {
+        self.in_flight.get_or_init(|| gauge!(REQUESTS_IN_FLIGHT))
+    }
+
+    /// A request was received: one more in flight. Pair with [`RequestSeries::finished`].
+    pub(crate) fn started(&self) {
+        self.in_flight().increment(1.0);
+    }
+
+    /// A request of this series ended: what [`record_request_finished`] records, through
+    /// the kept handles.
+    pub(crate) fn finished(&self, outcome: RequestOutcome, elapsed: Duration) {
+        self.in_flight().decrement(1.0);
+        let (requests, duration) = self.by_outcome[outcome.label_index()].get_or_init(|| {
+            let labels = [
+                (LABEL_METHOD, metrics::SharedString::const_str(self.method)),
+                (LABEL_NAME, self.name.clone()),
+                (
+                    LABEL_OUTCOME,
+                    metrics::SharedString::const_str(outcome.as_str()),
+                ),
+            ];
+            (
+                counter!(REQUESTS_TOTAL, &labels),
+                histogram!(REQUEST_DURATION_SECONDS, &labels),
+            )
+        });
+        requests.increment(1);
+        duration.record(elapsed.as_secs_f64());
     }
 }
 
@@ -278,6 +376,15 @@ mod tests {
         assert_eq!(RequestOutcome::Rejected(413).as_str(), "payload_too_large");
         assert_eq!(RequestOutcome::Rejected(418).as_str(), "http_error");
         assert_eq!(RequestOutcome::Ok.as_str(), "ok");
+        assert_eq!(
+            RequestOutcome::Rejected(415).as_str(),
+            "unsupported_media_type"
+        );
+        assert_eq!(RequestOutcome::Error(-32021).as_str(), "missing_capability");
+        let mut all: Vec<&str> = OUTCOME_LABELS.to_vec();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), OUTCOME_COUNT, "every label once");
     }
 
     #[test]

@@ -13,14 +13,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use http::{Extensions, HeaderMap};
+use http::{Extensions, HeaderMap, HeaderName};
 use metrics::SharedString;
 use serde_json::value::RawValue;
 use tracing::Span;
 use tracing::field::{Empty, Field, Value, display};
 
 use super::TraceParent;
-use super::metrics::{RequestOutcome, record_request_finished, record_request_started};
+use super::metrics::{RequestOutcome, RequestSeries};
 use crate::protocol::methods::{self, PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
 use crate::protocol::{RequestId, RequestMeta};
 
@@ -52,23 +52,38 @@ fn method_label(header: Option<&str>) -> &'static str {
     }
 }
 
+/// `Mcp-Method`, read for the labels.
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+/// `Mcp-Name`, read for the labels.
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
 /// Opens [`RequestProbe`]s; built once per endpoint with the registry's tool and prompt
-/// names, which are the only names that become label values.
+/// names, which are the only names that become label values. Every label combination has
+/// its metric handles kept here, so a request only picks one.
 #[derive(Debug, Clone, Default)]
 pub struct RequestObserver {
-    names: Arc<Names>,
+    series: Arc<AllSeries>,
 }
 
 #[derive(Debug, Default)]
-struct Names {
-    tools: HashMap<Box<str>, SharedString>,
-    prompts: HashMap<Box<str>, SharedString>,
+struct AllSeries {
+    /// One per method label ([`KNOWN_METHODS`], then `_other`, then none), name label empty
+    /// (for `tools/call` and `prompts/get`: `_other`).
+    methods: Vec<Arc<RequestSeries>>,
+    tools: HashMap<Box<str>, Arc<RequestSeries>>,
+    prompts: HashMap<Box<str>, Arc<RequestSeries>>,
 }
 
-fn table<'a>(names: impl IntoIterator<Item = &'a str>) -> HashMap<Box<str>, SharedString> {
+fn named<'a>(
+    method: &'static str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> HashMap<Box<str>, Arc<RequestSeries>> {
     names
         .into_iter()
-        .map(|n| (n.into(), SharedString::from(Arc::<str>::from(n))))
+        .map(|n| {
+            let label = SharedString::from(Arc::<str>::from(n));
+            (n.into(), Arc::new(RequestSeries::new(method, label)))
+        })
         .collect()
 }
 
@@ -78,31 +93,62 @@ impl RequestObserver {
         tools: impl IntoIterator<Item = &'a str>,
         prompts: impl IntoIterator<Item = &'a str>,
     ) -> Self {
+        let methods = KNOWN_METHODS
+            .iter()
+            .chain([&OTHER, &""])
+            .map(|&m| {
+                let name = if m == TOOLS_CALL || m == PROMPTS_GET {
+                    OTHER
+                } else {
+                    ""
+                };
+                Arc::new(RequestSeries::new(m, SharedString::const_str(name)))
+            })
+            .collect();
         RequestObserver {
-            names: Arc::new(Names {
-                tools: table(tools),
-                prompts: table(prompts),
+            series: Arc::new(AllSeries {
+                methods,
+                tools: named(TOOLS_CALL, tools),
+                prompts: named(PROMPTS_GET, prompts),
             }),
         }
     }
 
-    fn name_label(&self, method: &str, name: Option<&str>) -> SharedString {
+    /// The series of a request with these `Mcp-Method` and `Mcp-Name` values.
+    fn series(&self, method: Option<&str>, name: Option<&str>) -> Arc<RequestSeries> {
+        let method = method_label(method);
+        let all = &self.series;
         let table = match method {
-            TOOLS_CALL => &self.names.tools,
-            PROMPTS_GET => &self.names.prompts,
-            _ => return SharedString::const_str(""),
+            TOOLS_CALL => Some(&all.tools),
+            PROMPTS_GET => Some(&all.prompts),
+            _ => None,
         };
-        name.and_then(|n| table.get(n))
+        if let Some(s) = table.zip(name).and_then(|(t, n)| t.get(n)) {
+            return s.clone();
+        }
+        let index = match method {
+            "" => KNOWN_METHODS.len() + 1,
+            OTHER => KNOWN_METHODS.len(),
+            m => KNOWN_METHODS.iter().position(|k| *k == m).unwrap_or(0),
+        };
+        // An observer made with `Default` has no series: a detached one records the same.
+        all.methods
+            .get(index)
             .cloned()
-            .unwrap_or(SharedString::const_str(OTHER))
+            .unwrap_or_else(|| Arc::new(RequestSeries::new(method, SharedString::const_str(""))))
     }
 
     /// Starts observing a request, labelled from its `Mcp-Method` and `Mcp-Name` headers
     /// (dispatch rejects a request whose headers differ from its body).
     pub fn start(&self, headers: &HeaderMap) -> RequestProbe {
-        let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
-        let method = method_label(header("mcp-method"));
-        let name = self.name_label(method, header("mcp-name"));
+        let header = |n| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+        self.start_labelled(header(&MCP_METHOD), header(&MCP_NAME))
+    }
+
+    /// Starts observing a request whose `Mcp-Method` and `Mcp-Name` headers were read
+    /// already (trimmed; `None` when absent or unreadable).
+    pub fn start_labelled(&self, method: Option<&str>, name: Option<&str>) -> RequestProbe {
+        let series = self.series(method, name);
         let span = tracing::debug_span!(
             "mcp.request",
             mcp.method.name = Empty,
@@ -117,11 +163,10 @@ impl RequestObserver {
             parent_span_id = Empty,
             error.type = Empty,
         );
-        record_request_started();
+        series.started();
         RequestProbe {
             finish: Some(Finish {
-                method,
-                name,
+                series,
                 started: Instant::now(),
                 outcome: None,
                 span: span.clone(),
@@ -182,8 +227,7 @@ impl RequestProbe {
 
 #[derive(Debug)]
 struct Finish {
-    method: &'static str,
-    name: SharedString,
+    series: Arc<RequestSeries>,
     started: Instant,
     outcome: Option<RequestOutcome>,
     span: Span,
@@ -193,7 +237,7 @@ impl Drop for Finish {
     fn drop(&mut self) {
         let outcome = self.outcome.unwrap_or(RequestOutcome::Cancelled);
         let elapsed = self.started.elapsed();
-        record_request_finished(self.method, self.name.clone(), outcome, elapsed);
+        self.series.finished(outcome, elapsed);
         if !self.span.is_disabled() {
             if !matches!(outcome, RequestOutcome::Ok | RequestOutcome::Accepted) {
                 self.span.record("error.type", outcome.as_str());
@@ -214,7 +258,7 @@ fn some<'a>(v: &'a Option<&str>) -> Option<&'a dyn Value> {
 }
 
 fn string(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
-    serde_json::from_str(raw?.get()).ok()
+    crate::protocol::strict::json_str(raw?)
 }
 
 /// Fills in the current request span once dispatch has read the request: method, id,
@@ -298,7 +342,8 @@ pub(crate) fn on_request(
 /// The HTTP `traceparent` header, parsed. The transport puts it in the request extensions;
 /// the request span uses it when `params._meta` carries no `traceparent`.
 pub fn traceparent_header(headers: &HeaderMap) -> Option<TraceParent> {
-    TraceParent::parse(headers.get("traceparent")?.to_str().ok()?)
+    const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+    TraceParent::parse(headers.get(TRACEPARENT)?.to_str().ok()?)
 }
 
 #[cfg(test)]
@@ -308,12 +353,25 @@ mod tests {
     #[test]
     fn labels_are_bounded() {
         let obs = RequestObserver::new(["echo"], ["greet"]);
+        let labels = |m, n| {
+            let s = obs.series(m, n);
+            format!("{s:?}")
+        };
         assert_eq!(method_label(Some("tools/call")), "tools/call");
         assert_eq!(method_label(Some("anything/else")), OTHER);
         assert_eq!(method_label(None), "");
-        assert_eq!(&*obs.name_label(TOOLS_CALL, Some("echo")), "echo");
-        assert_eq!(&*obs.name_label(TOOLS_CALL, Some("greet")), OTHER);
-        assert_eq!(&*obs.name_label(PROMPTS_GET, Some("greet")), "greet");
-        assert_eq!(&*obs.name_label(methods::TOOLS_LIST, Some("echo")), "");
+        assert!(labels(Some(TOOLS_CALL), Some("echo")).contains(r#"name: "echo""#));
+        assert!(labels(Some(TOOLS_CALL), Some("greet")).contains(r#"name: "_other""#));
+        assert!(labels(Some(TOOLS_CALL), None).contains(r#"name: "_other""#));
+        assert!(labels(Some(PROMPTS_GET), Some("greet")).contains(r#"name: "greet""#));
+        let list = labels(Some(methods::TOOLS_LIST), Some("echo"));
+        assert!(list.contains(r#"method: "tools/list""#) && list.contains(r#"name: """#));
+        assert!(labels(Some("x/y"), None).contains(r#"method: "_other""#));
+        assert!(labels(None, None).contains(r#"method: """#));
+        // The same labels, the same series.
+        assert!(Arc::ptr_eq(
+            &obs.series(Some(TOOLS_CALL), Some("echo")),
+            &obs.series(Some(TOOLS_CALL), Some("echo"))
+        ));
     }
 }

@@ -106,6 +106,14 @@ pub enum ResourceContents {
 }
 
 impl ResourceContents {
+    /// The length of the text or base64 blob.
+    pub(crate) fn payload_len(&self) -> usize {
+        match self {
+            ResourceContents::Text { text, .. } => text.len(),
+            ResourceContents::Blob { blob, .. } => blob.len(),
+        }
+    }
+
     /// Text contents of `uri`.
     pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
         ResourceContents::Text {
@@ -210,6 +218,16 @@ pub enum ContentBlock {
 }
 
 impl ContentBlock {
+    /// The length of the block's bulky payload: its text, or its base64 data.
+    pub(crate) fn payload_len(&self) -> usize {
+        match self {
+            ContentBlock::Text { text, .. } => text.len(),
+            ContentBlock::Image { data, .. } | ContentBlock::Audio { data, .. } => data.len(),
+            ContentBlock::Resource { resource, .. } => resource.payload_len(),
+            ContentBlock::ResourceLink(_) => 0,
+        }
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text {

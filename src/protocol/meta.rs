@@ -1,6 +1,9 @@
 //! The per-request `_meta` object that makes every request self-describing.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
 use super::JsonObject;
@@ -108,40 +111,22 @@ impl RequestMeta {
     }
 
     fn parse(raw: &RawValue) -> Result<Self, ErrorObject> {
-        #[derive(Deserialize)]
-        struct Wire {
-            #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-            protocol_version: Option<String>,
-            #[serde(
-                default,
-                rename = "io.modelcontextprotocol/clientCapabilities",
-                deserialize_with = "super::strict::option_object"
-            )]
-            client_capabilities: Option<ClientCapabilities>,
-            #[serde(
-                default,
-                rename = "io.modelcontextprotocol/clientInfo",
-                deserialize_with = "super::strict::option_object"
-            )]
-            client_info: Option<Implementation>,
-            #[serde(rename = "io.modelcontextprotocol/logLevel")]
-            log_level: Option<LoggingLevel>,
-            #[serde(rename = "progressToken")]
-            progress_token: Option<ProgressToken>,
-            traceparent: Option<String>,
-            tracestate: Option<String>,
-            baggage: Option<String>,
-            #[serde(flatten)]
-            extra: JsonObject,
-        }
-        let wire: Wire = super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
-            .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
-        let protocol_version = wire.protocol_version.ok_or_else(|| {
+        let wire: MetaWire =
+            super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
+                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
+        wire.into_meta()
+    }
+}
+
+impl MetaWire {
+    /// The validated `_meta`: the required fields must be there.
+    pub(crate) fn into_meta(self) -> Result<RequestMeta, ErrorObject> {
+        let protocol_version = self.protocol_version.ok_or_else(|| {
             ErrorObject::invalid_params(format!(
                 "Missing required _meta field {PROTOCOL_VERSION_KEY}"
             ))
         })?;
-        let client_capabilities = wire.client_capabilities.ok_or_else(|| {
+        let client_capabilities = self.client_capabilities.ok_or_else(|| {
             ErrorObject::invalid_params(format!(
                 "Missing required _meta field {CLIENT_CAPABILITIES_KEY}"
             ))
@@ -149,14 +134,102 @@ impl RequestMeta {
         Ok(RequestMeta {
             protocol_version,
             client_capabilities,
-            client_info: wire.client_info,
-            log_level: wire.log_level,
-            progress_token: wire.progress_token,
-            traceparent: wire.traceparent,
-            tracestate: wire.tracestate,
-            baggage: wire.baggage,
-            extra: wire.extra,
+            client_info: self.client_info,
+            log_level: self.log_level,
+            progress_token: self.progress_token,
+            traceparent: self.traceparent,
+            tracestate: self.tracestate,
+            baggage: self.baggage,
+            extra: self.extra,
         })
+    }
+}
+
+/// `_meta` as sent: every known key typed, every other key kept as JSON.
+///
+/// Read in one pass by hand: a derived `Deserialize` with `#[serde(flatten)]` for the other
+/// keys would first buffer the whole object, on every request. Only JSON objects are
+/// accepted. Dispatch reads it straight from the request body along with the rest of the
+/// message ([`MetaWire::into_meta`] then checks the required fields).
+#[derive(Default)]
+pub(crate) struct MetaWire {
+    protocol_version: Option<String>,
+    client_capabilities: Option<ClientCapabilities>,
+    client_info: Option<Implementation>,
+    log_level: Option<LoggingLevel>,
+    progress_token: Option<ProgressToken>,
+    traceparent: Option<String>,
+    tracestate: Option<String>,
+    baggage: Option<String>,
+    extra: JsonObject,
+}
+
+/// A JSON object or `null` (never an array read by position).
+struct ObjectOrNull<T>(Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOrNull<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::strict::option_object(d).map(ObjectOrNull)
+    }
+}
+
+/// Reads the next value into `slot`; a key seen twice is an error.
+fn fill<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    map: &mut A,
+    slot: &mut Option<T>,
+    key: &'static str,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(key));
+    }
+    *slot = map.next_value()?;
+    Ok(())
+}
+
+impl<'de> Deserialize<'de> for MetaWire {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MetaWire;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("the _meta object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaWire, A::Error> {
+                let mut w = MetaWire::default();
+                while let Some(super::strict::Str(key)) = map.next_key()? {
+                    match &*key {
+                        PROTOCOL_VERSION_KEY => {
+                            fill(&mut map, &mut w.protocol_version, PROTOCOL_VERSION_KEY)?
+                        }
+                        CLIENT_CAPABILITIES_KEY => {
+                            if w.client_capabilities.is_some() {
+                                return Err(de::Error::duplicate_field(CLIENT_CAPABILITIES_KEY));
+                            }
+                            w.client_capabilities = map.next_value::<ObjectOrNull<_>>()?.0;
+                        }
+                        CLIENT_INFO_KEY => {
+                            if w.client_info.is_some() {
+                                return Err(de::Error::duplicate_field(CLIENT_INFO_KEY));
+                            }
+                            w.client_info = map.next_value::<ObjectOrNull<_>>()?.0;
+                        }
+                        LOG_LEVEL_KEY => fill(&mut map, &mut w.log_level, LOG_LEVEL_KEY)?,
+                        "progressToken" => fill(&mut map, &mut w.progress_token, "progressToken")?,
+                        "traceparent" => fill(&mut map, &mut w.traceparent, "traceparent")?,
+                        "tracestate" => fill(&mut map, &mut w.tracestate, "tracestate")?,
+                        "baggage" => fill(&mut map, &mut w.baggage, "baggage")?,
+                        _ => {
+                            let value = map.next_value()?;
+                            w.extra.insert(key.into_owned(), value);
+                        }
+                    }
+                }
+                Ok(w)
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
@@ -189,5 +262,46 @@ mod tests {
             assert_eq!(parse(bad).unwrap_err().code, -32602, "{bad}");
         }
         assert_eq!(RequestMeta::from_params(None).unwrap_err().code, -32602);
+        for bad in [
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        ] {
+            assert_eq!(parse(bad).unwrap_err().code, -32602, "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_key_is_kept() {
+        let meta = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},
+                "io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"info",
+                "progressToken":7,"traceparent":"tp","tracestate":"ts","baggage":"b","com.example/t\u0065nant":{"id":1},"io.modelcontextprotocol/clientInfo2":null}}"#,
+        )
+        .unwrap();
+        assert_eq!(meta.client_info.as_ref().unwrap().name, "c");
+        assert_eq!(meta.log_level, Some(LoggingLevel::Info));
+        assert_eq!(meta.progress_token, Some(7.into()));
+        assert!(meta.client_capabilities.roots.is_some());
+        assert_eq!(
+            (
+                meta.traceparent.as_deref(),
+                meta.tracestate.as_deref(),
+                meta.baggage.as_deref()
+            ),
+            (Some("tp"), Some("ts"), Some("b"))
+        );
+        assert_eq!(
+            meta.extra["com.example/tenant"],
+            serde_json::json!({"id": 1})
+        );
+        assert_eq!(
+            meta.extra["io.modelcontextprotocol/clientInfo2"],
+            serde_json::Value::Null
+        );
+        let null_info = parse(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":null}}"#,
+        )
+        .unwrap();
+        assert!(null_info.client_info.is_none());
     }
 }

@@ -45,6 +45,7 @@ pub use jsonrpc::{
 pub use lists::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
 };
+pub(crate) use meta::MetaWire;
 pub use meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, ProgressToken,
     RequestMeta, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY,

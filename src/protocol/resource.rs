@@ -141,4 +141,11 @@ impl StampResult for ReadResourceResult {
     fn meta_mut(&mut self) -> &mut ResultMeta {
         &mut self.meta
     }
+
+    fn content_size_hint(&self) -> usize {
+        self.contents
+            .iter()
+            .map(super::content::ResourceContents::payload_len)
+            .sum()
+    }
 }

@@ -124,4 +124,11 @@ impl From<JsonObject> for ResultMeta {
 pub trait StampResult {
     /// Gives access to the result's `_meta`.
     fn meta_mut(&mut self) -> &mut ResultMeta;
+
+    /// About how many bytes of bulky content (text, base64 data) the result carries, so
+    /// its encoder can size the buffer once instead of growing it; `0` when small or
+    /// unknown.
+    fn content_size_hint(&self) -> usize {
+        0
+    }
 }

@@ -1,14 +1,19 @@
-//! Deserializers that accept only JSON objects.
+//! Deserializers for request input: JSON objects only, and strings borrowed from the body.
 //!
 //! A derived `Deserialize` for a struct also accepts a JSON array and fills the fields by
 //! position. Request params come from untrusted clients and the schema requires objects, so
 //! fields whose type is a struct use these helpers (`deserialize_with`) to reject arrays.
+//!
+//! serde's `Cow<str>` always deserializes into an owned `String`; [`Str`] and [`json_str`]
+//! borrow from the input instead, and copy only a string with escapes.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 
 struct ObjectVisitor<T>(PhantomData<T>);
 
@@ -58,8 +63,44 @@ pub(crate) fn option_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     d.deserialize_option(OptionVisitor(PhantomData))
 }
 
+/// A JSON string, borrowed from the input unless it has escapes.
+pub(crate) struct Str<'de>(pub(crate) Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The string a raw JSON value holds (`None` when it is not a string), borrowed from it
+/// unless it has escapes.
+pub(crate) fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<Str<'_>>(raw.get()).ok().map(|s| s.0)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{Cow, json_str};
     use serde::Deserialize;
 
     #[derive(Debug, Deserialize, PartialEq)]
@@ -88,5 +129,20 @@ mod tests {
         assert!(serde_json::from_str::<Outer>(r#"{"req":[1]}"#).is_err());
         // Without the helper, serde would have accepted the array.
         assert!(serde_json::from_str::<Inner>("[1]").is_ok());
+    }
+
+    #[test]
+    fn strings_are_borrowed_unless_escaped() {
+        use serde_json::value::RawValue;
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        let plain = raw(r#""tools/call""#);
+        assert!(matches!(
+            json_str(&plain),
+            Some(Cow::Borrowed("tools/call"))
+        ));
+        let escaped = raw(r#""a\u0062c""#);
+        assert!(matches!(json_str(&escaped), Some(Cow::Owned(s)) if s == "abc"));
+        assert!(json_str(&raw("5")).is_none());
+        assert!(json_str(&raw("null")).is_none());
     }
 }

@@ -167,4 +167,8 @@ impl StampResult for CallToolResult {
     fn meta_mut(&mut self) -> &mut ResultMeta {
         &mut self.meta
     }
+
+    fn content_size_hint(&self) -> usize {
+        self.content.iter().map(ContentBlock::payload_len).sum()
+    }
 }

@@ -14,14 +14,14 @@ use std::panic::AssertUnwindSafe;
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use http::Extensions;
-use serde::de::IgnoredAny;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
+use super::envelope::{self, Params, ParamsView};
 use super::listen::{self, Honoured};
 use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Reply, Running};
@@ -31,9 +31,10 @@ use crate::handler::context::ContextParts;
 use crate::handler::input::{Stop, parse_responses};
 use crate::handler::{Input, InputRequired, Principal, PromptDef, RequestContext};
 use crate::protocol::methods::{self, *};
+use crate::protocol::strict::json_str;
 use crate::protocol::{
     CallToolResult, ClientCapabilities, CompleteRequest, CompletionReference, ErrorObject, IdField,
-    IncomingMessage, InputRequiredResult, JsonObject, RequestId, RequestMeta, StampResult,
+    InputRequiredResult, JsonObject, RequestId, RequestMeta, StampResult,
 };
 
 /// What a method that may answer `input_required` knows of its retry: the binding for
@@ -48,67 +49,11 @@ struct Retry {
 /// How many argument-validation failures a tool error lists.
 const MAX_REPORTED_ARGUMENT_ERRORS: usize = 5;
 
-/// Every params member the dispatcher may need, located in one pass and left raw.
-#[derive(Default, Deserialize)]
-struct ParamsView<'a> {
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    uri: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    cursor: Option<&'a RawValue>,
-    #[serde(
-        rename = "inputResponses",
-        borrow,
-        default,
-        deserialize_with = "present"
-    )]
-    input_responses: Option<&'a RawValue>,
-    #[serde(rename = "requestState", borrow, default, deserialize_with = "present")]
-    request_state: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    notifications: Option<&'a RawValue>,
-}
-
-/// A member that is present, even as `null` (which plain `Option` would read as absent).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
-fn classify_unparsable(e: &serde_json::Error) -> ErrorObject {
-    if !matches!(e.classify(), serde_json::error::Category::Data) {
-        return ErrorObject::parse_error(format!("Parse error: {e}"));
-    }
-    ErrorObject::invalid_request(format!("Invalid Request: {e}"))
-}
-
-/// Reads the body as one JSON-RPC object, telling a syntax error (`-32700`) from valid JSON
-/// of the wrong shape (`-32600`: batches, scalars, responses).
-fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObject> {
-    let first = body.iter().copied().find(|b| !b.is_ascii_whitespace());
-    if first != Some(b'{') {
-        return match serde_json::from_slice::<IgnoredAny>(body) {
-            Err(e) => Err(ErrorObject::parse_error(format!("Parse error: {e}"))),
-            Ok(_) if first == Some(b'[') => Err(ErrorObject::invalid_request(
-                "Batch requests are not supported: send one JSON-RPC message per request",
-            )),
-            Ok(_) => Err(ErrorObject::invalid_request(
-                "A JSON-RPC message must be a JSON object",
-            )),
-        };
-    }
-    serde_json::from_slice(body).map_err(|e| classify_unparsable(&e))
-}
-
 fn string_field<'a>(raw: Option<&'a RawValue>, field: &str) -> Result<Cow<'a, str>, ErrorObject> {
     let raw =
         raw.ok_or_else(|| ErrorObject::invalid_params(format!("Missing required params.{field}")))?;
-    serde_json::from_str::<Cow<'a, str>>(raw.get())
-        .map_err(|_| ErrorObject::invalid_params(format!("params.{field} must be a string")))
+    json_str(raw)
+        .ok_or_else(|| ErrorObject::invalid_params(format!("params.{field} must be a string")))
 }
 
 fn optional_string<'a>(
@@ -168,7 +113,7 @@ impl Server {
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
     ) -> Outcome {
-        let msg = match parse_message(body) {
+        let msg = match envelope::read(body) {
             Ok(m) => m,
             Err(e) => return Outcome::error(None, e),
         };
@@ -187,7 +132,7 @@ impl Server {
             };
             return Outcome::error(echo, ErrorObject::invalid_request(why));
         };
-        let Ok(method) = serde_json::from_str::<Cow<'_, str>>(method_raw.get()) else {
+        let Some(method) = json_str(method_raw) else {
             return Outcome::error(
                 echo,
                 ErrorObject::invalid_request("method must be a string"),
@@ -220,7 +165,7 @@ impl Server {
         body: &Bytes,
         id: &RequestId,
         method: &str,
-        params: Option<&RawValue>,
+        params: Params<'_>,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
     ) -> Result<Outcome, ErrorObject> {
@@ -228,14 +173,7 @@ impl Server {
         if methods::REMOVED.contains(&method) {
             return Err(removed_method(method, &inner.supported_versions));
         }
-        let view: ParamsView<'_> = match params {
-            None => ParamsView::default(),
-            Some(p) => {
-                crate::protocol::strict::object(&mut serde_json::Deserializer::from_str(p.get()))
-                    .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?
-            }
-        };
-        let meta = RequestMeta::from_raw(view.meta)?;
+        let (view, meta) = params.read()?;
         crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {
             m.check_protocol_version(&meta.protocol_version)?;
@@ -253,12 +191,12 @@ impl Server {
             m.check_method(method)?;
             if let Some(field) = methods::name_field(method) {
                 let raw = if field == "uri" { view.uri } else { view.name };
-                let body = raw.and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok());
+                let body = raw.and_then(json_str);
                 m.check_name(body.as_deref())?;
             }
         }
         let reg = &inner.registry;
-        let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::result(id, page)));
+        let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::encoded(id, page)));
         match method {
             DISCOVER => ready(&inner.discover),
             TOOLS_LIST => {
@@ -303,7 +241,7 @@ impl Server {
             }
             COMPLETION_COMPLETE => {
                 self.gate(reg.completion.is_some(), method, "completions")?;
-                self.complete(id, meta, params, extensions)
+                self.complete(id, meta, body, extensions)
             }
             SUBSCRIPTIONS_LISTEN => {
                 let honoured = Honoured {
@@ -322,7 +260,7 @@ impl Server {
                         id.clone(),
                         filter,
                         inner.notifier.subscribe(),
-                        (*inner.server_info).clone(),
+                        inner.server_info.clone(),
                     ) {
                         Ok(stream) => Outcome::Listen(stream),
                         Err(busy) => Outcome::Ready(busy),
@@ -372,19 +310,23 @@ impl Server {
         if let Some(m) = mirror {
             m.check_params(&tool.header_params, &arguments)?;
         }
-        let problems: Vec<String> = tool
-            .validator
-            .iter_errors(&arguments)
-            .take(MAX_REPORTED_ARGUMENT_ERRORS)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{at}: {e}")
-                }
-            })
-            .collect();
+        // Valid arguments (the common case) are checked without collecting errors.
+        let problems: Vec<String> = if tool.validator.is_valid(&arguments) {
+            Vec::new()
+        } else {
+            tool.validator
+                .iter_errors(&arguments)
+                .take(MAX_REPORTED_ARGUMENT_ERRORS)
+                .map(|e| {
+                    let at = e.instance_path().to_string();
+                    if at.is_empty() {
+                        e.to_string()
+                    } else {
+                        format!("{at}: {e}")
+                    }
+                })
+                .collect()
+        };
         if !problems.is_empty() {
             let mut result = CallToolResult::error(format!(
                 "Invalid arguments for tool {name}: {}",
@@ -517,9 +459,11 @@ impl Server {
         &self,
         id: &RequestId,
         meta: RequestMeta,
-        params: Option<&RawValue>,
+        body: &[u8],
         extensions: Extensions,
     ) -> Result<Outcome, ErrorObject> {
+        // The only method that reads its params whole: read them again from the body.
+        let params = envelope::parse_message(body)?.params;
         let raw = params.map(RawValue::get).unwrap_or("{}");
         let request: CompleteRequest = serde_json::from_str(raw)
             .map_err(|e| ErrorObject::invalid_params(format!("Invalid completion request: {e}")))?;
@@ -567,7 +511,7 @@ impl Server {
         let state = match view.request_state {
             None => None,
             Some(raw) => {
-                let token = serde_json::from_str::<Cow<'_, str>>(raw.get()).map_err(|_| {
+                let token = json_str(raw).ok_or_else(|| {
                     ErrorObject::invalid_params("Invalid requestState: it must be a string")
                 })?;
                 let opened = self
@@ -610,7 +554,13 @@ impl Server {
         F: FnOnce(RequestContext) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T, Stop>> + Send + 'static,
     {
-        let (tx, events) = mpsc::channel(self.inner.event_buffer);
+        // Only a request that asked for progress or log messages can have notifications.
+        let (tx, events) = if meta.progress_token.is_some() || meta.log_level.is_some() {
+            let (tx, rx) = mpsc::channel(self.inner.event_buffer);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
         let token = CancellationToken::new();
         let (binding, input, single_use) = match mrtr {
             Some(r) => (Some(r.binding), r.input, r.single_use),
@@ -622,7 +572,7 @@ impl Server {
             meta,
             extensions,
             cancellation: token.clone(),
-            events: Some(tx),
+            events: tx,
             input,
             notifier: self.inner.notifier.clone(),
         });
@@ -645,7 +595,7 @@ impl Server {
             match outcome {
                 Ok(Ok(mut result)) => {
                     result.meta_mut().server_info = Some(inner.server_info.clone());
-                    Reply::result(&id, &result)
+                    Reply::result_sized(&id, &result, result.content_size_hint())
                 }
                 Ok(Err(Stop::Input(ask))) => match asking {
                     Some((b, asker)) => {

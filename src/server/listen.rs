@@ -200,7 +200,8 @@ struct State {
     bus: BusReceiver,
     shutdown: CancellationToken,
     deadline: Option<tokio::time::Instant>,
-    server_info: Implementation,
+    /// Shared with the server: copied only into the closing result.
+    server_info: Arc<Implementation>,
     fingerprints: Arc<ListFingerprints>,
     done: bool,
     _slot: Slot,
@@ -302,7 +303,7 @@ impl State {
 
     fn close(&mut self) {
         let mut result = SubscriptionsListenResult::new(self.id.clone());
-        result.meta.server_info = Some(self.server_info.clone());
+        result.meta.server_info = Some((*self.server_info).clone());
         self.pending
             .push_back(Reply::result(&self.id, &result).body);
         self.done = true;
@@ -345,7 +346,7 @@ impl Listeners {
         id: RequestId,
         filter: SubscriptionFilter,
         bus: BusReceiver,
-        server_info: Implementation,
+        server_info: Arc<Implementation>,
     ) -> Result<Listen, Reply> {
         let Some(slot) = self.acquire() else {
             let secs = self.limits.retry_after.as_secs().max(1);

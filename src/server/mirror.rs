@@ -35,6 +35,16 @@ pub struct MirroredHeaders {
     pub params: Vec<(String, Mirrored)>,
 }
 
+impl Mirrored {
+    /// The value, when the header was sent once and is usable.
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            Mirrored::Value(v) => Some(v),
+            Mirrored::Absent | Mirrored::Invalid(_) => None,
+        }
+    }
+}
+
 fn get<'a>(m: &'a Mirrored, header: &str) -> Result<Option<&'a str>, ErrorObject> {
     match m {
         Mirrored::Absent => Ok(None),

@@ -9,6 +9,7 @@
 mod builder;
 mod cursor;
 mod dispatch;
+mod envelope;
 mod listen;
 mod lists;
 mod mirror;

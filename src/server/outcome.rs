@@ -5,6 +5,7 @@ use std::fmt;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::listen::Listen;
@@ -34,9 +35,23 @@ impl fmt::Debug for Reply {
 impl Reply {
     /// A success response carrying `result`.
     pub(crate) fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Self {
-        match serde_json::to_vec(&ResponseRef::new(id, result)) {
-            Ok(v) => Reply {
-                body: Bytes::from(v),
+        Self::result_sized(id, result, 0)
+    }
+
+    /// A success response carrying `result`, which holds about `content_size` bytes of bulky
+    /// content: the buffer is sized for it once, so large results are not copied while the
+    /// buffer grows.
+    pub(crate) fn result_sized<T: Serialize + ?Sized>(
+        id: &RequestId,
+        result: &T,
+        content_size: usize,
+    ) -> Self {
+        // Room for the envelope and a typical small result besides the content (escapes may
+        // still grow it a little).
+        let mut body = Vec::with_capacity(content_size + content_size / 16 + 512);
+        match serde_json::to_writer(&mut body, &ResponseRef::new(id, result)) {
+            Ok(()) => Reply {
+                body: Bytes::from(body),
                 error_code: None,
                 retry_after_secs: None,
             },
@@ -47,6 +62,30 @@ impl Reply {
                     ErrorObject::internal_error("Internal error"),
                 )
             }
+        }
+    }
+
+    /// A success response around a result encoded already (a pre-serialized list page or
+    /// `server/discover`): the id is spliced in, the result copied once into a buffer of
+    /// the exact size.
+    pub(crate) fn encoded(id: &RequestId, result: &RawValue) -> Self {
+        const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+        const RESULT: &[u8] = br#","result":"#;
+        let result = result.get().as_bytes();
+        let id_len = match id {
+            RequestId::Number(_) => 20,
+            RequestId::String(s) => s.len() + 2,
+        };
+        let mut body = Vec::with_capacity(HEAD.len() + id_len + RESULT.len() + result.len() + 1);
+        body.extend_from_slice(HEAD);
+        serde_json::to_writer(&mut body, id).expect("a request id always serializes");
+        body.extend_from_slice(RESULT);
+        body.extend_from_slice(result);
+        body.push(b'}');
+        Reply {
+            body: Bytes::from(body),
+            error_code: None,
+            retry_after_secs: None,
         }
     }
 
@@ -76,8 +115,10 @@ pub struct Running {
     /// Resolves to the final response. Dropping it cancels the handler.
     pub reply: BoxFuture<'static, Reply>,
     /// Encoded notifications (progress, log messages) for the request's own stream. Closed
-    /// once the handler and its context are gone.
-    pub events: mpsc::Receiver<Bytes>,
+    /// once the handler and its context are gone. `None` when the request cannot have any:
+    /// its `_meta` asked neither for progress (`progressToken`) nor for log messages
+    /// (`logLevel`).
+    pub events: Option<mpsc::Receiver<Bytes>>,
 }
 
 impl fmt::Debug for Running {
@@ -103,5 +144,25 @@ pub enum Outcome {
 impl Outcome {
     pub(crate) fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
         Outcome::Ready(Reply::error(id, error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_encoded_result_matches_a_serialized_one() {
+        let page = RawValue::from_string(r#"{"tools":[],"resultType":"complete"}"#.into()).unwrap();
+        for id in [
+            RequestId::Number(-7),
+            RequestId::Number(i64::MAX),
+            RequestId::from("a \"quoted\" id é"),
+        ] {
+            let spliced = Reply::encoded(&id, &page);
+            assert_eq!(spliced, Reply::result(&id, &*page));
+            let v: serde_json::Value = serde_json::from_slice(&spliced.body).unwrap();
+            assert_eq!(v["result"]["resultType"], "complete");
+        }
     }
 }

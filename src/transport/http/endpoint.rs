@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, HttpBody as _};
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{HeaderMap, Method, header};
+use http::Method;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -18,7 +18,7 @@ use super::rejection::{BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, Payloa
 use super::{headers, negotiate, reply};
 use crate::observability::metrics::RequestOutcome;
 use crate::observability::{RequestObserver, RequestProbe, traceparent_header};
-use crate::server::{Outcome, Reply, Server};
+use crate::server::{MirroredHeaders, Outcome, Reply, Running, Server};
 
 /// Everything the endpoint needs, shared by all requests.
 pub(crate) struct Endpoint {
@@ -51,21 +51,20 @@ impl Endpoint {
     }
 }
 
+/// The outcome label of a final reply.
+fn outcome_of(reply: &Reply) -> RequestOutcome {
+    reply
+        .error_code
+        .map_or(RequestOutcome::Ok, RequestOutcome::Error)
+}
+
 fn too_large(limit: usize) -> Response {
     PayloadTooLarge(format!("Request body exceeds the limit of {limit} bytes")).into_response()
 }
 
-fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .parse()
-        .ok()
-}
-
-async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, Response> {
-    if declared_length(headers).is_some_and(|n| n > limit as u64) {
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, Response> {
+    // At least the declared `Content-Length` (the server parsed it already).
+    if body.size_hint().lower() > limit as u64 {
         return Err(too_large(limit));
     }
     match Limited::new(body, limit).collect().await {
@@ -77,11 +76,17 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
     }
 }
 
-/// Observes the request (span, metrics) around [`process`].
+/// Observes the request (span, metrics) around [`process`], labelled from its mirrored
+/// `Mcp-Method` and `Mcp-Name` headers (read once, for the labels and for dispatch).
 pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
-    let mut probe = ep.observer.start(request.headers());
+    let mirror = headers::mirrored(request.headers());
+    let mut probe = ep
+        .observer
+        .start_labelled(mirror.method.value(), mirror.name.value());
     let span = probe.span().clone();
-    let response = process(&ep, request, &mut probe).instrument(span).await;
+    let response = process(&ep, request, mirror, &mut probe)
+        .instrument(span)
+        .await;
     // Only an HTTP rejection is still unrecorded here.
     probe.finish(RequestOutcome::Rejected(response.status().as_u16()));
     response
@@ -89,9 +94,15 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
 
 /// `Host`/`Origin` → 403, method → 405, `Accept` → 406, `Content-Type` → 415, size → 413,
 /// then the JSON-RPC ladder in [`Server::handle`].
-async fn process(ep: &Endpoint, request: Request, probe: &mut RequestProbe) -> Response {
+async fn process(
+    ep: &Endpoint,
+    request: Request,
+    mirror: MirroredHeaders,
+    probe: &mut RequestProbe,
+) -> Response {
     let (parts, body) = request.into_parts();
-    if let Err(why) = guard::check(&parts.headers, &ep.hosts, &ep.origins) {
+    let authority = parts.uri.authority().map(|a| a.as_str());
+    if let Err(why) = guard::check(&parts.headers, authority, &ep.hosts, &ep.origins) {
         tracing::debug!(%why, "refused by the Host/Origin allowlist");
         return ForbiddenOrigin(format!("Forbidden: {why}")).into_response();
     }
@@ -105,11 +116,10 @@ async fn process(ep: &Endpoint, request: Request, probe: &mut RequestProbe) -> R
     if let Err(r) = negotiate::content_type(&parts.headers) {
         return r.into_response();
     }
-    let bytes = match read_body(body, &parts.headers, ep.body_limit).await {
+    let bytes = match read_body(body, ep.body_limit).await {
         Ok(b) => b,
         Err(r) => return r,
     };
-    let mirror = headers::mirrored(&parts.headers);
     let mut extensions = parts.extensions;
     if let Some(tp) = traceparent_header(&parts.headers) {
         extensions.insert(tp);
@@ -120,12 +130,17 @@ async fn process(ep: &Endpoint, request: Request, probe: &mut RequestProbe) -> R
             Outcome::Accepted
         }
         Outcome::Ready(reply) => {
-            probe.finish(
-                reply
-                    .error_code
-                    .map_or(RequestOutcome::Ok, RequestOutcome::Error),
-            );
+            probe.finish(outcome_of(&reply));
             Outcome::Ready(reply)
+        }
+        Outcome::Running(Running { reply, events }) if events.is_none() || !accepts.sse => {
+            // No stream can come of it: the reply is awaited right here (the probe records
+            // `cancelled` if the client leaves first). Notifications the client cannot take
+            // are dropped, not queued.
+            drop(events);
+            let reply = reply.await;
+            probe.finish(outcome_of(&reply));
+            return reply::json(reply);
         }
         Outcome::Running(mut running) => {
             running.reply = Box::pin(probe.track(running.reply, |r: &Reply| r.error_code));

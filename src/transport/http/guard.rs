@@ -11,7 +11,10 @@ use http::header::{HOST, ORIGIN};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AllowList {
     any: bool,
-    entries: Vec<String>,
+    /// Entries without a scheme: host names, lower-case.
+    names: Vec<String>,
+    /// Entries with a scheme: whole origins, lower-case.
+    origins: Vec<String>,
 }
 
 /// Host names a local server answers to.
@@ -21,7 +24,8 @@ impl AllowList {
     pub(crate) fn any() -> Self {
         AllowList {
             any: true,
-            entries: Vec::new(),
+            names: Vec::new(),
+            origins: Vec::new(),
         }
     }
 
@@ -30,64 +34,62 @@ impl AllowList {
     }
 
     pub(crate) fn from_entries(entries: impl IntoIterator<Item = String>) -> Self {
-        let entries: Vec<String> = entries
+        let (origins, names): (Vec<String>, Vec<String>) = entries
             .into_iter()
             .map(|e| e.trim().trim_end_matches('/').to_ascii_lowercase())
             .filter(|e| !e.is_empty())
-            .collect();
+            .partition(|e| e.contains("://"));
         AllowList {
-            any: entries.iter().any(|e| e == "*"),
-            entries,
+            any: names.iter().any(|e| e == "*"),
+            names,
+            origins,
         }
     }
 
+    /// `hostname` may be in any case.
     fn allows_host(&self, hostname: &str) -> bool {
-        self.any
-            || self
-                .entries
-                .iter()
-                .any(|e| !e.contains("://") && e == hostname)
+        self.any || self.names.iter().any(|e| e.eq_ignore_ascii_case(hostname))
     }
 
+    /// `origin` and `hostname` may be in any case.
     fn allows_origin(&self, origin: &str, hostname: &str) -> bool {
-        self.any
-            || self.entries.iter().any(|e| {
-                if e.contains("://") {
-                    e == origin
-                } else {
-                    e == hostname
-                }
-            })
+        self.allows_host(hostname) || self.origins.iter().any(|e| e.eq_ignore_ascii_case(origin))
     }
 }
 
-/// The host name of an authority (`host[:port]`, `[v6]:port`), lower-cased.
-fn hostname(authority: &str) -> String {
-    let a = authority.trim().to_ascii_lowercase();
+/// The host name of an authority (`host[:port]`, `[v6]:port`), as written (compare it
+/// ignoring ASCII case).
+fn hostname(authority: &str) -> &str {
+    let a = authority.trim();
     if a.starts_with('[') {
         return match a.find(']') {
-            Some(end) => a[..=end].to_owned(),
+            Some(end) => &a[..=end],
             None => a,
         };
     }
     match a.rsplit_once(':') {
-        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h.to_owned(),
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
         _ => a,
     }
 }
 
 /// Checks `Host` and `Origin`; `Err` carries the reason for the 403.
+///
+/// `authority` is the authority of the request target, which stands for `Host` when the
+/// header is absent: HTTP/2 carries it as `:authority` instead.
 pub(crate) fn check(
     headers: &HeaderMap,
+    authority: Option<&str>,
     hosts: &AllowList,
     origins: &AllowList,
 ) -> Result<(), String> {
     if !hosts.any {
-        let host = headers
-            .get(HOST)
-            .and_then(|h| h.to_str().ok())
-            .ok_or_else(|| "missing or unreadable Host header".to_owned())?;
-        if !hosts.allows_host(&hostname(host)) {
+        let host = match headers.get(HOST) {
+            Some(h) => h.to_str().ok(),
+            None => authority,
+        }
+        .ok_or_else(|| "missing or unreadable Host header".to_owned())?;
+        if !hosts.allows_host(hostname(host)) {
             return Err(format!("Host {host:?} is not allowed"));
         }
     }
@@ -95,11 +97,13 @@ pub(crate) fn check(
         let origin = origin
             .to_str()
             .map_err(|_| "unreadable Origin header".to_owned())?
-            .trim()
-            .to_ascii_lowercase();
+            .trim();
         let authority = origin.split_once("://").map(|(_, rest)| rest).unwrap_or("");
-        if authority.is_empty() || !origins.allows_origin(&origin, &hostname(authority)) {
-            return Err(format!("Origin {origin:?} is not allowed"));
+        if authority.is_empty() || !origins.allows_origin(origin, hostname(authority)) {
+            return Err(format!(
+                "Origin {:?} is not allowed",
+                origin.to_ascii_lowercase()
+            ));
         }
     }
     Ok(())
@@ -119,21 +123,45 @@ mod tests {
         h
     }
 
+    fn check_h(headers: &HeaderMap, hosts: &AllowList, origins: &AllowList) -> Result<(), String> {
+        check(headers, None, hosts, origins)
+    }
+
+    #[test]
+    fn http2_authority_stands_for_host() {
+        let (h, o) = (AllowList::localhost(), AllowList::localhost());
+        assert!(check(&HeaderMap::new(), Some("127.0.0.1:8080"), &h, &o).is_ok());
+        assert!(check(&HeaderMap::new(), Some("evil.example.com"), &h, &o).is_err());
+        let with_host = headers("evil.example.com", None);
+        assert!(
+            check(&with_host, Some("localhost"), &h, &o).is_err(),
+            "Host wins"
+        );
+    }
+
     #[test]
     fn localhost_defaults() {
         let (h, o) = (AllowList::localhost(), AllowList::localhost());
-        assert!(check(&headers("localhost:3000", None), &h, &o).is_ok());
+        assert!(check_h(&headers("localhost:3000", None), &h, &o).is_ok());
         assert!(
-            check(
+            check_h(
+                &headers("LocalHost:3000", Some("HTTP://LOCALHOST:3000")),
+                &h,
+                &o
+            )
+            .is_ok()
+        );
+        assert!(
+            check_h(
                 &headers("127.0.0.1:8080", Some("http://127.0.0.1:8080")),
                 &h,
                 &o
             )
             .is_ok()
         );
-        assert!(check(&headers("[::1]:9", Some("http://[::1]:9")), &h, &o).is_ok());
+        assert!(check_h(&headers("[::1]:9", Some("http://[::1]:9")), &h, &o).is_ok());
         assert!(
-            check(
+            check_h(
                 &headers("evil.example.com", Some("http://evil.example.com")),
                 &h,
                 &o
@@ -141,15 +169,15 @@ mod tests {
             .is_err()
         );
         assert!(
-            check(
+            check_h(
                 &headers("localhost", Some("http://evil.example.com")),
                 &h,
                 &o
             )
             .is_err()
         );
-        assert!(check(&headers("localhost", Some("null")), &h, &o).is_err());
-        assert!(check(&HeaderMap::new(), &h, &o).is_err());
+        assert!(check_h(&headers("localhost", Some("null")), &h, &o).is_err());
+        assert!(check_h(&HeaderMap::new(), &h, &o).is_err());
     }
 
     #[test]
@@ -159,9 +187,9 @@ mod tests {
             "tools.example.org".to_owned(),
         ]);
         let h = AllowList::any();
-        assert!(check(&headers("x", Some("https://app.example.com")), &h, &o).is_ok());
-        assert!(check(&headers("x", Some("http://app.example.com")), &h, &o).is_err());
-        assert!(check(&headers("x", Some("https://tools.example.org:444")), &h, &o).is_ok());
-        assert!(check(&headers("anything", None), &h, &o).is_ok());
+        assert!(check_h(&headers("x", Some("https://app.example.com")), &h, &o).is_ok());
+        assert!(check_h(&headers("x", Some("http://app.example.com")), &h, &o).is_err());
+        assert!(check_h(&headers("x", Some("https://tools.example.org:444")), &h, &o).is_ok());
+        assert!(check_h(&headers("anything", None), &h, &o).is_ok());
     }
 }

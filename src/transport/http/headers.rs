@@ -4,7 +4,8 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use http::HeaderMap;
+use http::header::AsHeaderName;
+use http::{HeaderMap, HeaderName};
 
 use crate::server::{Mirrored, MirroredHeaders};
 
@@ -16,6 +17,11 @@ pub const METHOD: &str = "mcp-method";
 pub const NAME: &str = "mcp-name";
 /// Prefix of `Mcp-Param-{Name}`.
 pub const PARAM_PREFIX: &str = "mcp-param-";
+
+/// The header names, parsed once.
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static(PROTOCOL_VERSION);
+const METHOD_HEADER: HeaderName = HeaderName::from_static(METHOD);
+const NAME_HEADER: HeaderName = HeaderName::from_static(NAME);
 
 const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
@@ -36,7 +42,7 @@ fn decode(value: &str) -> Result<String, String> {
     }
 }
 
-pub(crate) fn read(headers: &HeaderMap, name: &str, encoded: bool) -> Mirrored {
+pub(crate) fn read(headers: &HeaderMap, name: impl AsHeaderName, encoded: bool) -> Mirrored {
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Mirrored::Absent;
@@ -47,7 +53,7 @@ pub(crate) fn read(headers: &HeaderMap, name: &str, encoded: bool) -> Mirrored {
     let Ok(text) = first.to_str() else {
         return Mirrored::Invalid("the value must be visible ASCII (use =?base64?...?=)".into());
     };
-    if text.chars().any(|c| c.is_ascii_control() && c != '\t') {
+    if text.bytes().any(|c| c.is_ascii_control() && c != b'\t') {
         return Mirrored::Invalid("the value contains control characters".into());
     }
     let text = text.trim_matches([' ', '\t']);
@@ -65,13 +71,13 @@ pub(crate) fn mirrored(headers: &HeaderMap) -> MirroredHeaders {
     let mut params: Vec<(String, Mirrored)> = Vec::new();
     for name in headers.keys() {
         if let Some(suffix) = name.as_str().strip_prefix(PARAM_PREFIX) {
-            params.push((suffix.to_owned(), read(headers, name.as_str(), true)));
+            params.push((suffix.to_owned(), read(headers, name, true)));
         }
     }
     MirroredHeaders {
-        protocol_version: read(headers, PROTOCOL_VERSION, false),
-        method: read(headers, METHOD, false),
-        name: read(headers, NAME, true),
+        protocol_version: read(headers, &PROTOCOL_VERSION_HEADER, false),
+        method: read(headers, &METHOD_HEADER, false),
+        name: read(headers, &NAME_HEADER, true),
         params,
     }
 }

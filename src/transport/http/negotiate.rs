@@ -12,44 +12,38 @@ pub(crate) struct Accepts {
     pub(crate) sse: bool,
 }
 
-fn ranges(headers: &HeaderMap) -> Option<Vec<String>> {
-    let mut out = Vec::new();
-    let mut any = false;
-    for v in headers.get_all(ACCEPT) {
-        any = true;
-        for part in v.to_str().unwrap_or("").split(',') {
-            let mut pieces = part.split(';');
-            let range = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
-            let refused = pieces.any(|p| {
-                let p = p.trim().to_ascii_lowercase();
-                p == "q=0" || p == "q=0.0" || p == "q=0.00" || p == "q=0.000"
-            });
-            if !range.is_empty() && !refused {
-                out.push(range);
-            }
-        }
-    }
-    any.then_some(out)
+/// Whether a media-range parameter refuses the range (`q=0`).
+fn refuses(param: &str) -> bool {
+    ["q=0", "q=0.0", "q=0.00", "q=0.000"]
+        .iter()
+        .any(|zero| param.trim().eq_ignore_ascii_case(zero))
 }
 
 /// Reads `Accept`: it must allow `application/json` (no header allows everything).
 pub(crate) fn accepts(headers: &HeaderMap) -> Result<Accepts, NotAcceptable> {
-    let Some(ranges) = ranges(headers) else {
+    let mut values = headers.get_all(ACCEPT).iter().peekable();
+    if values.peek().is_none() {
         return Ok(Accepts { sse: true });
-    };
-    let has = |full: &str, family: &str| {
-        ranges
-            .iter()
-            .any(|r| r == full || r == family || r == "*/*")
-    };
-    if !has("application/json", "application/*") {
+    }
+    let (mut json, mut sse) = (false, false);
+    for value in values {
+        for part in value.to_str().unwrap_or("").split(',') {
+            let mut pieces = part.split(';');
+            let range = pieces.next().unwrap_or("").trim();
+            if range.is_empty() || pieces.any(refuses) {
+                continue;
+            }
+            let is = |r: &str| range.eq_ignore_ascii_case(r);
+            json |= is("application/json") || is("application/*") || is("*/*");
+            sse |= is("text/event-stream") || is("text/*") || is("*/*");
+        }
+    }
+    if !json {
         return Err(NotAcceptable(
             "Not Acceptable: Accept must include application/json and text/event-stream".into(),
         ));
     }
-    Ok(Accepts {
-        sse: has("text/event-stream", "text/*"),
-    })
+    Ok(Accepts { sse })
 }
 
 /// `Content-Type`, when present, must be JSON.
@@ -63,15 +57,19 @@ pub(crate) fn content_type(headers: &HeaderMap) -> Result<(), UnsupportedMediaTy
         .split(';')
         .next()
         .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
-    {
+        .trim();
+    let json_suffixed = |e: &str| {
+        let (type_, subtype) = e.split_at(e.find('/').map_or(0, |i| i + 1));
+        type_.eq_ignore_ascii_case("application/")
+            && subtype.len() >= 5
+            && subtype[subtype.len() - 5..].eq_ignore_ascii_case("+json")
+    };
+    if essence.eq_ignore_ascii_case("application/json") || json_suffixed(essence) {
         Ok(())
     } else {
         Err(UnsupportedMediaType(format!(
-            "Unsupported Media Type {essence:?}: send application/json"
+            "Unsupported Media Type {:?}: send application/json",
+            essence.to_ascii_lowercase()
         )))
     }
 }
@@ -105,6 +103,16 @@ mod tests {
         assert!(accepts(&with_accept("text/html")).is_err());
         assert!(accepts(&with_accept("application/json;q=0, text/event-stream")).is_err());
         assert!(accepts(&HeaderMap::new()).unwrap().sse);
+        assert!(
+            accepts(&with_accept("Application/JSON; Q=0.5, TEXT/*"))
+                .unwrap()
+                .sse
+        );
+        assert!(
+            !accepts(&with_accept("application/*, text/event-stream;q=0"))
+                .unwrap()
+                .sse
+        );
     }
 
     #[test]
@@ -116,7 +124,19 @@ mod tests {
             HeaderValue::from_static("application/json; charset=utf-8"),
         );
         assert!(content_type(&h).is_ok());
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-        assert!(content_type(&h).is_err());
+        h.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("Application/Vnd.Api+JSON"),
+        );
+        assert!(content_type(&h).is_ok());
+        for bad in [
+            "text/plain",
+            "text/x+json",
+            "application",
+            "application/jso",
+        ] {
+            h.insert(CONTENT_TYPE, HeaderValue::from_static(bad));
+            assert!(content_type(&h).is_err(), "{bad}");
+        }
     }
 }

@@ -33,15 +33,12 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
             }
             sse_response(listen.messages.map(event), keep_alive)
         }
-        Outcome::Running(Running {
-            mut reply,
-            mut events,
-        }) => {
-            if !accepts.sse {
-                // The client cannot take a stream: notifications are dropped, not queued.
-                drop(events);
+        Outcome::Running(Running { mut reply, events }) => {
+            let Some(mut events) = events.filter(|_| accepts.sse) else {
+                // No notifications can come, or the client cannot take a stream: then they
+                // are dropped, not queued. (The HTTP endpoint awaits such replies itself.)
                 return json(reply.await);
-            }
+            };
             tokio::select! {
                 biased;
                 Some(first) = events.recv() => {

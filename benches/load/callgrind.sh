@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Instructions per request (callgrind): the reference server and the bare axum baseline.
+#
+#   bash benches/load/callgrind.sh [--requests N] [--cases "echo list discover echo100k"]
+#                                  [--no-build] [--bin-dir DIR]
+#
+# Unlike req/s, instruction counts repeat within about 1-2% between runs, so they compare
+# builds on a noisy machine. For each case and server: starts the release binary under
+# `valgrind --tool=callgrind`, sends 50 warm-up requests on one keep-alive connection
+# (curl), zeroes the counters, sends N more (default 500) on one connection, dumps, and
+# divides the server's instruction count (every thread) by N.
+# Prints a table and writes it to target/load/callgrind.md; the profiles stay in
+# target/load/callgrind/ for callgrind_annotate. Same request bodies and headers as run.sh.
+# --bin-dir DIR measures stateless-mcp, load_server and bare_axum_baseline copied into DIR
+# (for example from an earlier commit) instead of building.
+set -euo pipefail
+
+REQUESTS=500
+WARMUP=50
+BUILD=1
+CASES_WANTED="echo list discover echo100k"
+BIN_DIR=
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --requests) [[ "${2-}" =~ ^[1-9][0-9]*$ ]] || { echo "callgrind.sh: --requests needs a positive integer" >&2; exit 2; }
+            REQUESTS=$2; shift 2 ;;
+        --cases) CASES_WANTED=${2-}; shift 2 ;;
+        --no-build) BUILD=0; shift ;;
+        --bin-dir) BIN_DIR=${2-}; BUILD=0; shift 2 ;;
+        -h|--help) sed -n '4,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "callgrind.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+cd "$ROOT"
+OUT=$ROOT/target/load
+PROFILES=$OUT/callgrind
+WORK=$OUT/work
+mkdir -p "$PROFILES" "$WORK"
+
+for t in valgrind callgrind_control curl; do
+    command -v "$t" >/dev/null 2>&1 || { echo "callgrind.sh: $t is missing (Debian: apt-get install -y valgrind curl)" >&2; exit 1; }
+done
+
+if (( BUILD )); then
+    echo "== cargo build --release --bin stateless-mcp --example bare_axum_baseline --example load_server" >&2
+    cargo build --release --bin stateless-mcp --example bare_axum_baseline --example load_server
+fi
+OURS_BIN=$ROOT/target/release/stateless-mcp
+LIST_BIN=$ROOT/target/release/examples/load_server
+BASE_BIN=$ROOT/target/release/examples/bare_axum_baseline
+if [[ -n "$BIN_DIR" ]]; then
+    # Binaries kept from another build (for before/after comparisons), all in one folder.
+    OURS_BIN=$BIN_DIR/stateless-mcp LIST_BIN=$BIN_DIR/load_server BASE_BIN=$BIN_DIR/bare_axum_baseline
+fi
+
+PID=
+cleanup() {
+    if [[ -n "$PID" ]]; then
+        kill -TERM "$PID" 2>/dev/null || true
+        wait "$PID" 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+
+# The request bodies of run.sh.
+META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"load-bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}'
+BIG_TEXT=$(head -c 102400 /dev/zero | tr '\0' 'x')
+printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"},%s}}' \
+    "hello from the load benchmark" "$META" >"$WORK/echo.json"
+printf '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{%s}}' "$META" >"$WORK/list.json"
+printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"},%s}}' \
+    "$BIG_TEXT" "$META" >"$WORK/echo100k.json"
+printf '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{%s}}' "$META" >"$WORK/discover.json"
+
+# case id | title | body | Mcp-Method | Mcp-Name
+CASES=(
+    "echo|tools/call echo|echo.json|tools/call|echo"
+    "list|tools/list, 100 tools|list.json|tools/list|"
+    "discover|server/discover|discover.json|server/discover|"
+    "echo100k|tools/call echo, 100 KB text|echo100k.json|tools/call|echo"
+)
+
+# send ADDR CASE N: N requests on one keep-alive connection (curl reuses it across URLs).
+send() {
+    local addr=$1 id=$2 n=$3 body method name
+    IFS='|' read -r _ _ body method name <<<"$(printf '%s\n' "${CASES[@]}" | grep "^$id|")"
+    local args=(-sS -o /dev/null -X POST -H 'Content-Type: application/json'
+        -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28'
+        -H "Mcp-Method: $method" --data-binary "@$WORK/$body")
+    [[ -n "$name" ]] && args+=(-H "Mcp-Name: $name")
+    # A query string makes each URL distinct; the route ignores it.
+    curl "${args[@]}" -w '%{http_code}\n' "http://$addr/mcp?r=[1-$n]" | sort | uniq -c |
+        awk -v n="$n" '$2 != 200 || $1 != n { print "callgrind.sh: unexpected answers: " $0 > "/dev/stderr"; bad = 1 } END { exit bad }'
+}
+
+# measure WHO CASE BIN: prints instructions per request.
+measure() {
+    local who=$1 id=$2 bin=$3 log out addr=
+    log=$WORK/callgrind.$id.$who.log
+    out=$PROFILES/$id.$who.out
+    rm -f "$out" "$out".*
+    valgrind --tool=callgrind --callgrind-out-file="$out" \
+        "$bin" --listen 127.0.0.1:0 >"$log" 2>&1 &
+    PID=$!
+    for _ in $(seq 1 300); do
+        addr=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '(listening on |address=)127\.0\.0\.1:[0-9]+' |
+            head -n1 | grep -oE '127\.0\.0\.1:[0-9]+' || true)
+        [[ -n "$addr" ]] && break
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    [[ -n "$addr" ]] || { echo "callgrind.sh: $bin did not start:" >&2; cat "$log" >&2; exit 1; }
+    send "$addr" "$id" "$WARMUP"
+    callgrind_control -z "$PID" >/dev/null
+    send "$addr" "$id" "$REQUESTS"
+    callgrind_control -d "$PID" >/dev/null
+    kill -TERM "$PID" 2>/dev/null || true
+    wait "$PID" 2>/dev/null || true
+    PID=
+    # The dump taken right after the measured requests (not the one at exit).
+    local total
+    total=$(cat "$out".1 | awk '/^summary:/ { s += $2 } END { print s + 0 }')
+    awk -v t="$total" -v n="$REQUESTS" 'BEGIN { printf "%.0f\n", t / n }'
+}
+
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
+{
+    echo "# Instructions per request (callgrind), commit $COMMIT$DIRTY"
+    echo
+    echo "$REQUESTS requests on one keep-alive connection after $WARMUP warm-up requests; all server threads."
+    echo
+    echo "| case | ours instr/req | baseline instr/req | ratio |"
+    echo "|---|---|---|---|"
+} >"$OUT/callgrind.md"
+for spec in "${CASES[@]}"; do
+    IFS='|' read -r id title _ _ _ <<<"$spec"
+    [[ " $CASES_WANTED " == *" $id "* ]] || continue
+    if [[ "$id" == list ]]; then ours=$LIST_BIN; else ours=$OURS_BIN; fi
+    o=$(measure ours "$id" "$ours")
+    b=$(measure baseline "$id" "$BASE_BIN")
+    echo "-- $title: ours $o, baseline $b" >&2
+    awk -v t="$title" -v o="$o" -v b="$b" 'BEGIN { printf "| %s | %d | %d | %.2f |\n", t, o, b, o / b }' >>"$OUT/callgrind.md"
+done
+echo >&2
+cat "$OUT/callgrind.md"

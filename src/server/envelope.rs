@@ -1,0 +1,269 @@
+//! Reading a request body: the JSON-RPC envelope, the params members dispatch needs, and
+//! `_meta`, in one pass over the body when the request is well-formed.
+//!
+//! A well-formed request (the common case) is read once: envelope members, the raw params
+//! members and the typed `_meta` together. When that read fails, the body is read again
+//! step by step (envelope, then params, then `_meta`), so each step of the validation
+//! ladder reports exactly what is wrong, with the code it calls for (`-32700`, `-32600`,
+//! `-32602`). Both reads accept the same requests: the one-pass read is never more lenient.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+use crate::protocol::{ErrorObject, IdField, IncomingMessage, MetaWire, RequestMeta};
+
+/// Every params member the dispatcher may need besides `_meta`, left raw; `_meta` as `M`
+/// (raw, or already read).
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "M: Deserialize<'de>"))]
+pub(super) struct ParamsView<'a, M = &'a RawValue> {
+    #[serde(rename = "_meta", default)]
+    pub(super) meta: Option<M>,
+    #[serde(borrow, default)]
+    pub(super) name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) uri: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(super) cursor: Option<&'a RawValue>,
+    #[serde(
+        rename = "inputResponses",
+        borrow,
+        default,
+        deserialize_with = "present"
+    )]
+    pub(super) input_responses: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow, default, deserialize_with = "present")]
+    pub(super) request_state: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(super) notifications: Option<&'a RawValue>,
+}
+
+impl<M> Default for ParamsView<'_, M> {
+    fn default() -> Self {
+        ParamsView {
+            meta: None,
+            name: None,
+            uri: None,
+            arguments: None,
+            cursor: None,
+            input_responses: None,
+            request_state: None,
+            notifications: None,
+        }
+    }
+}
+
+impl<'a, M> ParamsView<'a, M> {
+    /// `_meta`, and the other members.
+    fn split(self) -> (Option<M>, ParamsView<'a>) {
+        let rest = ParamsView {
+            meta: None,
+            name: self.name,
+            uri: self.uri,
+            arguments: self.arguments,
+            cursor: self.cursor,
+            input_responses: self.input_responses,
+            request_state: self.request_state,
+            notifications: self.notifications,
+        };
+        (self.meta, rest)
+    }
+}
+
+/// A member that is present, even as `null` (which plain `Option` would read as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A JSON object or `null` only, as [`crate::protocol::strict`] reads it.
+fn object_or_null<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    crate::protocol::strict::option_object(d)
+}
+
+/// The envelope read in one pass with params and `_meta` (see the module docs).
+#[derive(Deserialize)]
+struct OnePass<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default)]
+    id: IdField,
+    #[serde(default, borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "object_or_null")]
+    params: Option<ParamsView<'a, MetaWire>>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// How far the params of a message have been read.
+// Lives on the stack while one request is dispatched; boxing the large variant would cost
+// an allocation on every well-formed request to save stack space on malformed ones.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Params<'a> {
+    /// Read with the envelope; `None` when absent or `null`.
+    Read(Option<ParamsView<'a, MetaWire>>),
+    /// Left raw, for the step-by-step read.
+    Raw(Option<&'a RawValue>),
+}
+
+impl<'a> Params<'a> {
+    /// The params members and the validated `_meta` (`-32602` when params is not an object,
+    /// `_meta` is missing or invalid).
+    pub(super) fn read(self) -> Result<(ParamsView<'a>, RequestMeta), ErrorObject> {
+        let (meta, view) = match self {
+            Params::Read(view) => {
+                let (wire, view) = view.unwrap_or_default().split();
+                let meta = wire
+                    .ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?
+                    .into_meta()?;
+                return Ok((view, meta));
+            }
+            Params::Raw(None) => (None, ParamsView::default()),
+            Params::Raw(Some(raw)) => {
+                let view: ParamsView<'_> = crate::protocol::strict::object(
+                    &mut serde_json::Deserializer::from_str(raw.get()),
+                )
+                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?;
+                view.split()
+            }
+        };
+        Ok((view, RequestMeta::from_raw(meta)?))
+    }
+}
+
+/// One JSON-RPC message, its params read as far as the one-pass read got.
+pub(super) struct Message<'a> {
+    pub(super) jsonrpc: Option<&'a RawValue>,
+    pub(super) id: IdField,
+    pub(super) method: Option<&'a RawValue>,
+    pub(super) params: Params<'a>,
+    pub(super) result: Option<&'a RawValue>,
+    pub(super) error: Option<&'a RawValue>,
+}
+
+fn classify_unparsable(e: &serde_json::Error) -> ErrorObject {
+    if !matches!(e.classify(), serde_json::error::Category::Data) {
+        return ErrorObject::parse_error(format!("Parse error: {e}"));
+    }
+    ErrorObject::invalid_request(format!("Invalid Request: {e}"))
+}
+
+/// The first non-whitespace byte of the body.
+fn first_byte(body: &[u8]) -> Option<u8> {
+    body.iter().copied().find(|b| !b.is_ascii_whitespace())
+}
+
+/// Reads the body as one JSON-RPC object, telling a syntax error (`-32700`) from valid JSON
+/// of the wrong shape (`-32600`: batches, scalars, responses).
+pub(super) fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObject> {
+    let first = first_byte(body);
+    if first != Some(b'{') {
+        return match serde_json::from_slice::<IgnoredAny>(body) {
+            Err(e) => Err(ErrorObject::parse_error(format!("Parse error: {e}"))),
+            Ok(_) if first == Some(b'[') => Err(ErrorObject::invalid_request(
+                "Batch requests are not supported: send one JSON-RPC message per request",
+            )),
+            Ok(_) => Err(ErrorObject::invalid_request(
+                "A JSON-RPC message must be a JSON object",
+            )),
+        };
+    }
+    serde_json::from_slice(body).map_err(|e| classify_unparsable(&e))
+}
+
+/// Reads a message: in one pass when it is well-formed, else step by step (see the module
+/// docs). `Err` is the envelope's own error (`-32700`, `-32600`).
+pub(super) fn read(body: &[u8]) -> Result<Message<'_>, ErrorObject> {
+    let one_pass = match first_byte(body) {
+        Some(b'{') => serde_json::from_slice::<OnePass<'_>>(body).ok(),
+        _ => None,
+    };
+    if let Some(m) = one_pass {
+        return Ok(Message {
+            jsonrpc: m.jsonrpc,
+            id: m.id,
+            method: m.method,
+            params: Params::Read(m.params),
+            result: m.result,
+            error: m.error,
+        });
+    }
+    let m = parse_message(body)?;
+    Ok(Message {
+        jsonrpc: m.jsonrpc,
+        id: m.id,
+        method: m.method,
+        params: Params::Raw(m.params),
+        result: m.result,
+        error: m.error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+    /// What a body's params read to, through both reads.
+    fn both(body: &str) -> [Result<(Option<String>, String), i32>; 2] {
+        let one_pass = read(body.as_bytes()).map(|m| m.params);
+        let stepwise = parse_message(body.as_bytes()).map(|m| Params::Raw(m.params));
+        [one_pass, stepwise].map(|params| {
+            let (view, meta) = params.map_err(|e| e.code)?.read().map_err(|e| e.code)?;
+            Ok((view.name.map(|n| n.get().to_owned()), meta.protocol_version))
+        })
+    }
+
+    #[test]
+    fn both_reads_agree() {
+        for body in [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo",{META}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{META},"extra":[1,{{"a":null}}]}}}}"#),
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":"a"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"x"}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":[]}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":5}}}"#.into(),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"name":"a","name":"b",{META}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{META},{META}}}}}"#),
+        ] {
+            let [one_pass, stepwise] = both(&body);
+            assert_eq!(one_pass, stepwise, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_well_formed_request_is_read_in_one_pass() {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{{META}}}}}"#);
+        assert!(matches!(
+            read(body.as_bytes()).unwrap().params,
+            Params::Read(Some(_))
+        ));
+        let bad = r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[]}"#;
+        assert!(matches!(
+            read(bad.as_bytes()).unwrap().params,
+            Params::Raw(Some(_))
+        ));
+    }
+
+    #[test]
+    fn envelope_errors() {
+        let code = |b: &str| read(b.as_bytes()).err().map(|e| e.code);
+        assert_eq!(code("{"), Some(-32700));
+        assert_eq!(code("[]"), Some(-32600));
+        assert_eq!(code("7"), Some(-32600));
+        assert_eq!(code(r#"{"id":1} x"#), Some(-32700));
+        assert_eq!(code(r#"{"id":1,"id":2}"#), Some(-32600));
+    }
+}
