@@ -16,7 +16,6 @@
 use std::future::Future;
 use std::time::Duration;
 
-use axum::Router;
 use axum::response::Response;
 use axum::serve::Listener;
 use http::HeaderValue;
@@ -108,23 +107,14 @@ where
     }
 }
 
-/// Adds `Connection: close` to every response once `closed` is cancelled, so each open
-/// keep-alive connection serves at most one more request (hyper drops the header on HTTP/2).
-pub(crate) fn close_connections_after(router: Router, closed: &CancellationToken) -> Router {
-    let closed = closed.clone();
-    router.layer(axum::middleware::map_response(
-        move |mut response: Response| {
-            let closing = closed.is_cancelled();
-            async move {
-                if closing {
-                    response
-                        .headers_mut()
-                        .insert(CONNECTION, HeaderValue::from_static("close"));
-                }
-                response
-            }
-        },
-    ))
+/// Marks `response` `Connection: close` once `closed` is cancelled, so each open keep-alive
+/// connection serves at most one more request (hyper drops the header on HTTP/2).
+pub(crate) fn close_after(response: &mut Response, closed: &CancellationToken) {
+    if closed.is_cancelled() {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
 }
 
 /// The timings of a drain.

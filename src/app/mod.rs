@@ -26,11 +26,13 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
+use axum::response::Response;
 use axum::serve::ListenerExt as _;
 use http::{HeaderName, HeaderValue};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower_http::set_header::SetResponseHeaderLayer;
+use tower::make::Shared;
+use tower::util::MapResponse;
 
 pub use config::{Config, Fixtures, LogFormat};
 pub use load::{REDACTED, Setting, Source};
@@ -115,14 +117,12 @@ fn mcp_router(
     if !config.allowed_origins.is_empty() {
         http = http.allowed_origins(config.allowed_origins.clone());
     }
-    let replica = HeaderValue::from_str(&config.replica_id())
-        .unwrap_or_else(|_| HeaderValue::from_static("replica"));
-    Ok(auth::protect(auth, http.into_router())
-        .layer(SetResponseHeaderLayer::overriding(REPLICA_HEADER, replica)))
+    Ok(auth::protect(auth, http.into_router()))
 }
 
-/// The response header that names the replica that answered (`--replica-id`), so a client
-/// or a test behind a load balancer can see where each request went.
+/// The response header that names the replica that answered (`--replica-id`), on every
+/// response of the reference server, so a client or a test behind a load balancer can see
+/// where each request went.
 pub const REPLICA_HEADER: HeaderName = HeaderName::from_static("x-mcp-replica");
 
 /// The routes outside the MCP endpoint: `/healthz`, `/readyz` and (with the `prometheus`
@@ -150,9 +150,28 @@ async fn bind(addr: SocketAddr, what: &str) -> Result<(TcpListener, SocketAddr),
     Ok((listener, local))
 }
 
+/// What every response of the reference server gets: the replica's name
+/// ([`REPLICA_HEADER`]), and `Connection: close` once the drain has closed the listener (see
+/// [`drain`](self#graceful-drain)). One plain map around the whole router: a
+/// `Router::layer` would box a future and clone a boxed service on every request.
+fn stamped(
+    app: Router,
+    replica: HeaderValue,
+    closed: CancellationToken,
+) -> MapResponse<Router, impl FnOnce(Response) -> Response + Clone> {
+    MapResponse::new(app, move |mut response: Response| {
+        response
+            .headers_mut()
+            .insert(REPLICA_HEADER, replica.clone());
+        drain::close_after(&mut response, &closed);
+        response
+    })
+}
+
 fn spawn_serve(
     listener: TcpListener,
     app: Router,
+    replica: &HeaderValue,
     closed: &CancellationToken,
     stop: CancellationToken,
 ) -> Result<tokio::task::JoinHandle<std::io::Result<()>>, Error> {
@@ -164,9 +183,9 @@ fn spawn_serve(
     });
     let listener = drain::Closing::new(listener, closed.clone())
         .map_err(|e| Error::io("cannot read the bound address", e))?;
-    let app = drain::close_connections_after(app, closed);
+    let app = stamped(app, replica.clone(), closed.clone());
     Ok(tokio::spawn(async move {
-        axum::serve(listener, app)
+        axum::serve(listener, Shared::new(app))
             .with_graceful_shutdown(stop.cancelled_owned())
             .await
     }))
@@ -213,6 +232,8 @@ pub async fn serve_until(
         metrics.as_ref(),
     );
     let mcp = mcp_router(&config, server.clone(), closed.clone())?;
+    let replica = HeaderValue::from_str(&config.replica_id())
+        .unwrap_or_else(|_| HeaderValue::from_static("replica"));
     tracing::info!(settings = %config.effective_line(), "effective configuration");
     let mut servers = Vec::new();
     match config.admin_listen {
@@ -221,8 +242,20 @@ pub async fn serve_until(
             let (admin_listener, admin_local) = bind(admin, "--admin-listen").await?;
             tracing::info!(admin_address = %admin_local, "serving /healthz, /readyz and /metrics");
             tracing::info!(address = %local, path = %config.path, fixtures = ?config.fixtures, "serving MCP");
-            servers.push(spawn_serve(listener, mcp, &closed, shutdown.clone())?);
-            servers.push(spawn_serve(admin_listener, ops, &closed, shutdown.clone())?);
+            servers.push(spawn_serve(
+                listener,
+                mcp,
+                &replica,
+                &closed,
+                shutdown.clone(),
+            )?);
+            servers.push(spawn_serve(
+                admin_listener,
+                ops,
+                &replica,
+                &closed,
+                shutdown.clone(),
+            )?);
         }
         None => {
             let (listener, local) = bind(config.listen, "--listen").await?;
@@ -230,6 +263,7 @@ pub async fn serve_until(
             servers.push(spawn_serve(
                 listener,
                 mcp.merge(ops),
+                &replica,
                 &closed,
                 shutdown.clone(),
             )?);
