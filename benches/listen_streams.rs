@@ -34,7 +34,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use procs::{Caller, arg, flag, redis, replica, request, rss_kib};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{TcpSocket, TcpStream};
 
 /// Connections per loopback source address (below the default ephemeral port range).
@@ -108,17 +108,7 @@ impl Stream {
     /// Reads until `needle` shows up.
     async fn wait_for(&mut self, needle: &str) {
         match self {
-            Stream::Http1(reader) => {
-                let mut line = String::new();
-                loop {
-                    line.clear();
-                    let n = reader.read_line(&mut line).await.expect("read");
-                    assert!(n > 0, "stream closed before {needle}");
-                    if line.contains(needle) {
-                        return;
-                    }
-                }
-            }
+            Stream::Http1(reader) => procs::wait_for(reader, needle).await,
             Stream::Http2(response, seen) => loop {
                 if let Some(at) = seen.find(needle) {
                     seen.drain(..at + needle.len());
