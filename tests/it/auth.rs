@@ -187,6 +187,12 @@ impl Protected {
         ex
     }
 
+    /// An admitted `tools/call` of `tool` without arguments.
+    pub(crate) async fn call_tool(&self, token: &str, tool: &str) -> Exchange {
+        let params = serde_json::json!({"name": tool, "arguments": {}});
+        self.call(token, "tools/call", params).await
+    }
+
     /// Sends exactly `headers` and `body` to the endpoint with `query`, without schema checks
     /// (refusals are OAuth JSON errors, not MCP messages).
     pub(crate) async fn raw(
@@ -224,6 +230,12 @@ impl Protected {
             headers.push(bearer(t));
         }
         self.raw("", headers, body).await
+    }
+
+    /// A `tools/call` of `tool` without arguments, with `token` (if any), not schema-checked.
+    pub(crate) async fn send_tool(&self, token: Option<&str>, tool: &str) -> Raw {
+        let params = serde_json::json!({"name": tool, "arguments": {}});
+        self.send(token, "tools/call", params).await
     }
 
     /// Asserts a `401 invalid_token` refusal with the given description and `scope`.

@@ -31,13 +31,7 @@ async fn active_tokens_are_admitted_and_cached_inactive_ones_refused() {
         json!({"active": true, "aud": p.resource, "scope": "mcp", "exp": now() - 600}),
     );
 
-    let ex = p
-        .call(
-            "opaque-active",
-            "tools/call",
-            json!({"name": "whoami", "arguments": {}}),
-        )
-        .await;
+    let ex = p.call_tool("opaque-active", "whoami").await;
     let who: serde_json::Value =
         serde_json::from_str(ex.result()["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
@@ -49,13 +43,7 @@ async fn active_tokens_are_admitted_and_cached_inactive_ones_refused() {
     p.call("opaque-active", "tools/list", json!({})).await;
     assert_eq!(p.authz.introspections(), 1, "the answer is cached");
     // Scopes from introspection are enforced like any others.
-    let r = p
-        .send(
-            Some("opaque-active"),
-            "tools/call",
-            json!({"name": "write_file", "arguments": {}}),
-        )
-        .await;
+    let r = p.send_tool(Some("opaque-active"), "write_file").await;
     assert_eq!(r.status, 403);
 
     let r = p

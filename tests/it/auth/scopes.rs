@@ -20,25 +20,9 @@ fn insufficient(p: &Protected, scope: &str, missing: &str) -> String {
 async fn a_missing_scope_blocks_one_tool_while_others_work() {
     let p = protected(|b| b).await;
     let token = p.token("mcp files:read");
-    p.call(
-        &token,
-        "tools/call",
-        json!({"name": "read_file", "arguments": {}}),
-    )
-    .await;
-    p.call(
-        &token,
-        "tools/call",
-        json!({"name": "whoami", "arguments": {}}),
-    )
-    .await;
-    let r = p
-        .send(
-            Some(&token),
-            "tools/call",
-            json!({"name": "write_file", "arguments": {}}),
-        )
-        .await;
+    p.call_tool(&token, "read_file").await;
+    p.call_tool(&token, "whoami").await;
+    let r = p.send_tool(Some(&token), "write_file").await;
     assert_eq!(r.status, 403);
     assert_eq!(
         r.challenge.as_deref(),
@@ -48,13 +32,7 @@ async fn a_missing_scope_blocks_one_tool_while_others_work() {
     assert_eq!(p.writes.load(Ordering::SeqCst), 0);
 
     // Without the scope every request needs, nothing works, and the challenge lists all.
-    let r = p
-        .send(
-            Some(&p.token("files")),
-            "tools/call",
-            json!({"name": "write_file", "arguments": {}}),
-        )
-        .await;
+    let r = p.send_tool(Some(&p.token("files")), "write_file").await;
     assert_eq!(r.status, 403);
     assert_eq!(
         r.challenge.as_deref(),
@@ -111,28 +89,12 @@ async fn a_missing_scope_blocks_one_tool_while_others_work() {
 async fn a_broader_scope_satisfies_a_narrower_one() {
     let p = protected(|b| b).await;
     let token = p.token("mcp files");
-    p.call(
-        &token,
-        "tools/call",
-        json!({"name": "read_file", "arguments": {}}),
-    )
-    .await;
-    p.call(
-        &token,
-        "tools/call",
-        json!({"name": "write_file", "arguments": {}}),
-    )
-    .await;
+    p.call_tool(&token, "read_file").await;
+    p.call_tool(&token, "write_file").await;
     assert_eq!(p.writes.load(Ordering::SeqCst), 1);
     // `filesystem` is not `files`, and `files:read` is narrower than `files:write`'s parent.
     for scope in ["mcp filesystem", "mcp files:read"] {
-        let r = p
-            .send(
-                Some(&p.token(scope)),
-                "tools/call",
-                json!({"name": "write_file", "arguments": {}}),
-            )
-            .await;
+        let r = p.send_tool(Some(&p.token(scope)), "write_file").await;
         assert_eq!(r.status, 403, "{scope}");
     }
     // A configured hierarchy: `admin` covers everything below `files`.
@@ -140,34 +102,18 @@ async fn a_broader_scope_satisfies_a_narrower_one() {
         b.hierarchy(stateless_mcp::handler::ScopeHierarchy::default().implies("admin", "files"))
     })
     .await;
-    p.call(
-        &p.token("mcp admin"),
-        "tools/call",
-        json!({"name": "write_file", "arguments": {}}),
-    )
-    .await;
+    p.call_tool(&p.token("mcp admin"), "write_file").await;
 }
 
 #[tokio::test]
 async fn method_scopes_apply_to_every_request_for_the_method() {
     let p = protected(|b| b.method_scopes("tools/call", ["tools"])).await;
-    let r = p
-        .send(
-            Some(&p.token("mcp")),
-            "tools/call",
-            json!({"name": "whoami", "arguments": {}}),
-        )
-        .await;
+    let r = p.send_tool(Some(&p.token("mcp")), "whoami").await;
     assert_eq!(
         r.challenge.as_deref(),
         Some(insufficient(&p, "mcp tools", "tools").as_str())
     );
-    p.call(
-        &p.token("mcp tools"),
-        "tools/call",
-        json!({"name": "whoami", "arguments": {}}),
-    )
-    .await;
+    p.call_tool(&p.token("mcp tools"), "whoami").await;
     p.call(&p.token("mcp"), "tools/list", json!({})).await;
 }
 

@@ -32,13 +32,7 @@ async fn no_token_is_challenged_with_metadata_and_scope() {
     );
     assert_eq!(r.json()["error"], "invalid_token");
     // The challenge names every scope the operation needs.
-    let r = p
-        .send(
-            None,
-            "tools/call",
-            json!({"name": "write_file", "arguments": {}}),
-        )
-        .await;
+    let r = p.send_tool(None, "write_file").await;
     assert_eq!(r.status, 401);
     assert_eq!(
         r.challenge.clone().unwrap(),
@@ -243,13 +237,7 @@ async fn rsa_and_ec_tokens_are_accepted_and_the_handler_sees_the_principal() {
             .ec
             .sign(&p.authz.claims(&p.resource, "mcp files:read")),
     ] {
-        let ex = p
-            .call(
-                &token,
-                "tools/call",
-                json!({"name": "whoami", "arguments": {}}),
-            )
-            .await;
+        let ex = p.call_tool(&token, "whoami").await;
         assert_eq!(
             whoami(&ex),
             json!({
