@@ -23,7 +23,7 @@ use stateless_mcp::{
 };
 
 use crate::support::authz::Authz;
-use crate::support::{Client, Exchange, TestServer, serve_on, with_meta};
+use crate::support::{Client, Exchange, TestServer, serve_on};
 
 /// A server whose tools, prompt and resources declare scopes. `write_file` counts its runs.
 pub(crate) fn scoped_server(writes: Arc<AtomicUsize>) -> Server {
@@ -150,17 +150,9 @@ pub(crate) async fn protected(
     }
 }
 
-/// Headers and body of a well-formed request for `method`.
+/// Headers and body of a well-formed request for `method` (id 1).
 pub(crate) fn request(method: &str, params: Value) -> (Vec<(String, String)>, String) {
-    let params = with_meta(params);
-    let name = params
-        .get("name")
-        .or_else(|| params.get("uri"))
-        .and_then(Value::as_str)
-        .filter(|_| matches!(method, "tools/call" | "prompts/get" | "resources/read"))
-        .map(str::to_owned);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    (Client::headers(method, name.as_deref()), body.to_string())
+    crate::support::request_parts(method, json!(1), params)
 }
 
 fn bearer(token: &str) -> (String, String) {

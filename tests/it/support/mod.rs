@@ -223,6 +223,20 @@ pub fn checked_messages(content_type: &str, body: &str, method: Option<&str>) ->
     messages
 }
 
+/// Headers and body of a well-formed request: the standard headers (with `Mcp-Name` for the
+/// methods that carry one), `_meta` merged into `params`.
+pub fn request_parts(method: &str, id: Value, params: Value) -> (Vec<(String, String)>, String) {
+    let params = with_meta(params);
+    let name = params
+        .get("name")
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
+        .filter(|_| matches!(method, "tools/call" | "prompts/get" | "resources/read"))
+        .map(str::to_owned);
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    (Client::headers(method, name.as_deref()), body.to_string())
+}
+
 /// A client that sends well-formed requests and checks every reply against the schema.
 #[derive(Clone)]
 pub struct Client {
@@ -260,20 +274,8 @@ impl Client {
 
     /// A well-formed request: standard headers, `_meta` merged into `params`.
     pub async fn request(&self, method: &str, id: Value, params: Value) -> Exchange {
-        let params = with_meta(params);
-        let name = params
-            .get("name")
-            .or_else(|| params.get("uri"))
-            .and_then(Value::as_str)
-            .filter(|_| matches!(method, "tools/call" | "prompts/get" | "resources/read"))
-            .map(str::to_owned);
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.send(
-            Self::headers(method, name.as_deref()),
-            body.to_string(),
-            Some(method),
-        )
-        .await
+        let (headers, body) = request_parts(method, id, params);
+        self.send(headers, body, Some(method)).await
     }
 
     /// Sends `body` with exactly these headers, and checks the reply's messages.
