@@ -122,17 +122,29 @@ impl Raw {
 pub(crate) async fn protected(
     tweak: impl FnOnce(ResourceServerBuilder) -> ResourceServerBuilder,
 ) -> Protected {
+    let writes = Arc::new(AtomicUsize::new(0));
+    let mut p = protect(scoped_server(writes.clone()), |b| {
+        tweak(b.required_scopes(["mcp"]))
+    })
+    .await;
+    p.writes = writes;
+    p
+}
+
+/// Serves `server` protected by a resource server (issuer discovery, per-operation scopes
+/// from the server), adjusted by `tweak`.
+pub(crate) async fn protect(
+    server: Server,
+    tweak: impl FnOnce(ResourceServerBuilder) -> ResourceServerBuilder,
+) -> Protected {
     let authz = Authz::start().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let base = format!("http://localhost:{port}");
     let resource = format!("{base}/mcp");
-    let writes = Arc::new(AtomicUsize::new(0));
-    let server = scoped_server(writes.clone());
     let rs = tweak(
         ResourceServer::builder(resource.clone())
             .issuer(authz.issuer.clone())
-            .required_scopes(["mcp"])
             .operation_scopes(server.clone()),
     )
     .build()
@@ -146,7 +158,7 @@ pub(crate) async fn protected(
         client,
         resource,
         base,
-        writes,
+        writes: Arc::default(),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::protected;
+use super::{protect, protected};
 
 fn names(result: &Value, key: &str, field: &str) -> Vec<String> {
     result[key]
@@ -57,31 +57,14 @@ async fn lists_are_filtered_by_scope_and_private() {
 
 #[tokio::test]
 async fn filtered_lists_paginate_over_what_the_caller_sees() {
-    use stateless_mcp::{Server, StreamableHttp, ToolDef, ToolError};
+    use stateless_mcp::{Server, ToolDef, ToolError};
     let mut b = Server::builder().page_size(2);
     for i in 0..5 {
         let t = ToolDef::new(format!("t{i}")).raw_handler(|_, _| async { Ok::<_, ToolError>("x") });
         b = b.tool(if i % 2 == 0 { t } else { t.scopes(["odd"]) });
     }
-    let server = b.build().unwrap();
-    let authz = crate::support::authz::Authz::start().await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let resource = format!(
-        "http://localhost:{}/mcp",
-        listener.local_addr().unwrap().port()
-    );
-    let rs = stateless_mcp::auth::ResourceServer::builder(resource.clone())
-        .issuer(authz.issuer.clone())
-        .operation_scopes(server.clone())
-        .build()
-        .unwrap();
-    let srv = crate::support::serve_on(
-        listener,
-        rs.protect(StreamableHttp::new(server).into_router()),
-        "/mcp",
-    );
-    let client = crate::support::Client::new(&srv.url);
-    let token = authz.token(&resource, "even-only");
+    let p = protect(b.build().unwrap(), |b| b).await;
+    let token = p.token("even-only");
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -89,9 +72,7 @@ async fn filtered_lists_paginate_over_what_the_caller_sees() {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let (mut h, body) = super::request("tools/list", params);
-        h.push(("authorization".into(), format!("Bearer {token}")));
-        let ex = client.send(h, body, Some("tools/list")).await;
+        let ex = p.call(&token, "tools/list", params).await;
         seen.extend(names(ex.result(), "tools", "name"));
         match ex.result().get("nextCursor").and_then(Value::as_str) {
             Some(c) => cursor = Some(c.to_owned()),
@@ -103,31 +84,8 @@ async fn filtered_lists_paginate_over_what_the_caller_sees() {
 
 #[tokio::test]
 async fn lists_without_declared_scopes_stay_public() {
-    let authz = crate::support::authz::Authz::start().await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let resource = format!(
-        "http://localhost:{}/mcp",
-        listener.local_addr().unwrap().port()
-    );
-    let server = crate::support::fixtures_server();
-    let rs = stateless_mcp::auth::ResourceServer::builder(resource.clone())
-        .issuer(authz.issuer.clone())
-        .operation_scopes(server.clone())
-        .build()
-        .unwrap();
-    let srv = crate::support::serve_on(
-        listener,
-        rs.protect(stateless_mcp::StreamableHttp::new(server).into_router()),
-        "/mcp",
-    );
-    let (mut h, body) = super::request("tools/list", json!({}));
-    h.push((
-        "authorization".into(),
-        format!("Bearer {}", authz.token(&resource, "")),
-    ));
-    let ex = crate::support::Client::new(&srv.url)
-        .send(h, body, Some("tools/list"))
-        .await;
+    let p = protect(crate::support::fixtures_server(), |b| b).await;
+    let ex = p.call(&p.token(""), "tools/list", json!({})).await;
     assert_eq!(ex.status, 200);
     assert_eq!(ex.result()["cacheScope"], "public");
 }
