@@ -46,13 +46,12 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import anyio
 import httpx2  # the SDK's own HTTP client (a dependency of mcp 2.3.0)
 import mcp_types as types
 from mcp import Client, MCPError
 
 import interop_common
-from interop_common import TIMEOUT_S, CheckFailed, check, describe, net
+from interop_common import TIMEOUT_S, CheckFailed, check, describe, net, run_in_session
 
 PROTOCOL_VERSION = "2026-07-28"
 UNSUPPORTED_VERSION = "1900-01-01"
@@ -222,27 +221,15 @@ class Run:
         ]
         self.order = [name for name, _ in sdk_steps] + ["unsupported_version_http"]
 
-        try:
-            # cache=None: every call goes to the server (no ttlMs-driven client cache).
-            async with Client(
-                self.url,
-                mode=PROTOCOL_VERSION,
-                read_timeout_seconds=TIMEOUT_S,
-                cache=None,
-                client_info=types.Implementation(name="interop-client-2026", version="0.1.0"),
-            ) as client:
-                for name, fn in sdk_steps:
-                    try:
-                        await fn(client)
-                    except Exception as e:  # noqa: BLE001 - every failure becomes a FAIL line
-                        self.record(name, describe(e))
-                    else:
-                        self.record(name, None)
-        except Exception as e:  # noqa: BLE001 - the connection itself broke (e.g. refused)
-            reason = f"client connection failed: {describe(e)}"
-            for name, _ in sdk_steps:
-                if name not in self.results:
-                    self.record(name, reason)
+        # cache=None: every call goes to the server (no ttlMs-driven client cache).
+        session = Client(
+            self.url,
+            mode=PROTOCOL_VERSION,
+            read_timeout_seconds=TIMEOUT_S,
+            cache=None,
+            client_info=types.Implementation(name="interop-client-2026", version="0.1.0"),
+        )
+        await run_in_session(self, session, sdk_steps)
 
         try:
             await self.step_unsupported_version_http()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 import anyio
@@ -49,6 +50,35 @@ def describe(exc: BaseException) -> str:
     if len(text) > 300:
         text = text[:300] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def run_in_session(
+    run: Any,
+    session: AbstractAsyncContextManager[Any],
+    steps: list[tuple[str, Callable[..., Awaitable[None]]]],
+    before_each: Callable[[], Any] | None = None,
+) -> None:
+    """Runs `steps` (name, step) inside `session`, each step awaited with what the session
+    yields (a tuple is spread into arguments), recording every outcome with `run.record`. If
+    the session itself fails (e.g. the connection is refused), every step not recorded yet
+    fails with that reason."""
+    try:
+        async with session as opened:
+            args = opened if isinstance(opened, tuple) else (opened,)
+            for name, step in steps:
+                if before_each is not None:
+                    before_each()
+                try:
+                    await step(*args)
+                except Exception as e:  # noqa: BLE001 - every failure becomes a FAIL line
+                    run.record(name, describe(e))
+                else:
+                    run.record(name, None)
+    except Exception as e:  # noqa: BLE001 - the connection itself broke (e.g. refused)
+        reason = f"client connection failed: {describe(e)}"
+        for name, _ in steps:
+            if name not in run.results:
+                run.record(name, reason)
 
 
 async def run_steps(run: Any, overall_timeout_s: float) -> int:

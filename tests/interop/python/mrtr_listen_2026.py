@@ -62,16 +62,17 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
 import httpx2  # the SDK's own HTTP client (a dependency of mcp 2.3.0)
 import mcp_types as types
-from mcp import Client, MCPError
+from mcp import Client
 
 import interop_common
-from interop_common import TIMEOUT_S, CheckFailed, check, describe, net
+from interop_common import TIMEOUT_S, CheckFailed, check, describe, net, run_in_session
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
@@ -421,7 +422,8 @@ class Run:
                 **kwargs,
             )
 
-        try:
+        @asynccontextmanager
+        async def mrtr_session() -> AsyncIterator[Client]:
             async with httpx2.AsyncClient(
                 timeout=httpx2.Timeout(TIMEOUT_S), event_hooks={"request": [self.on_request]}
             ) as http:
@@ -433,21 +435,10 @@ class Run:
                     list_roots_callback=self.on_roots,
                     message_handler=self.on_message,
                 ) as mrtr:
-                    for name, fn in mrtr_steps:
-                        self.take_asked()
-                        try:
-                            await fn(mrtr)
-                        except Exception as e:  # noqa: BLE001 - every failure becomes a FAIL line
-                            self.record(name, describe(e))
-                        else:
-                            self.record(name, None)
-        except Exception as e:  # noqa: BLE001 - the connection itself broke (e.g. refused)
-            reason = f"client connection failed: {describe(e)}"
-            for name, _ in mrtr_steps:
-                if name not in self.results:
-                    self.record(name, reason)
+                    yield mrtr
 
-        try:
+        @asynccontextmanager
+        async def listen_session() -> AsyncIterator[tuple[Client, Client]]:
             async with (
                 client(
                     client_info=types.Implementation(name="interop-listen-2026", version="0.1.0"),
@@ -458,18 +449,10 @@ class Run:
                     message_handler=self.on_message,
                 ) as trigger,
             ):
-                for name, fn in listen_steps:
-                    try:
-                        await fn(listener, trigger)
-                    except Exception as e:  # noqa: BLE001
-                        self.record(name, describe(e))
-                    else:
-                        self.record(name, None)
-        except Exception as e:  # noqa: BLE001
-            reason = f"client connection failed: {describe(e)}"
-            for name, _ in listen_steps:
-                if name not in self.results:
-                    self.record(name, reason)
+                yield listener, trigger
+
+        await run_in_session(self, mrtr_session(), mrtr_steps, before_each=self.take_asked)
+        await run_in_session(self, listen_session(), listen_steps)
 
         errors = "; ".join(self.sdk_errors)
         self.record("no_sdk_errors", None if not errors else f"the SDK reported: {errors[:600]}")
