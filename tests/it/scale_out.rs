@@ -130,6 +130,20 @@ impl Lb {
         panic!("{method} failed 100 times in a row: {failures:?}");
     }
 
+    /// Retries a `tools/call` until it is answered, which must be a 200: the answer, and the
+    /// failures before it.
+    async fn tool_until_answered(
+        &self,
+        id: Value,
+        name: &str,
+        arguments: Value,
+    ) -> (Exchange, Vec<Failure>) {
+        let params = json!({"name": name, "arguments": arguments});
+        let (x, failures) = self.until_answered("tools/call", id, params).await;
+        assert_eq!(x.status, 200, "{}", x.body);
+        (x, failures)
+    }
+
     async fn tool(&self, id: Value, name: &str, arguments: Value) -> Exchange {
         let x = self
             .request(
@@ -439,13 +453,12 @@ fn echo_load(
                     let text = format!("worker {w} request {n}");
                     let sent_after = after.load(Ordering::SeqCst);
                     let (x, failures) = lb
-                        .until_answered(
-                            "tools/call",
+                        .tool_until_answered(
                             json!(format!("{w}-{n}")),
-                            json!({"name": "echo", "arguments": {"text": text}}),
+                            "echo",
+                            json!({"text": text}),
                         )
                         .await;
-                    assert_eq!(x.status, 200, "{}", x.body);
                     assert_eq!(x.response()["id"], format!("{w}-{n}"));
                     assert_eq!(x.result()["content"][0]["text"], text.as_str());
                     if !failures.is_empty() {
@@ -472,13 +485,8 @@ fn slow_calls(lb: &Lb, n: usize, ms: u64) -> Vec<tokio::task::JoinHandle<(String
             let lb = lb.clone();
             tokio::spawn(async move {
                 let (x, failures) = lb
-                    .until_answered(
-                        "tools/call",
-                        json!(format!("slow-{i}")),
-                        json!({"name": "sleep", "arguments": {"ms": ms}}),
-                    )
+                    .tool_until_answered(json!(format!("slow-{i}")), "sleep", json!({"ms": ms}))
                     .await;
-                assert_eq!(x.status, 200, "{}", x.body);
                 assert_eq!(x.result()["content"][0]["text"], format!("slept {ms} ms"));
                 (replica_of(&x.headers), failures)
             })
