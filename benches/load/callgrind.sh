@@ -40,18 +40,14 @@ OUT=$ROOT/target/load
 PROFILES=$OUT/callgrind
 WORK=$OUT/work
 mkdir -p "$PROFILES" "$WORK"
+# shellcheck source=benches/load/common.sh
+. "$HERE/common.sh"
 
 for t in valgrind callgrind_control curl; do
     command -v "$t" >/dev/null 2>&1 || { echo "callgrind.sh: $t is missing (Debian: apt-get install -y valgrind curl)" >&2; exit 1; }
 done
 
-if (( BUILD )); then
-    echo "== cargo build --release --bin stateless-mcp --example bare_axum_baseline --example load_server" >&2
-    cargo build --release --bin stateless-mcp --example bare_axum_baseline --example load_server
-fi
-OURS_BIN=$ROOT/target/release/stateless-mcp
-LIST_BIN=$ROOT/target/release/examples/load_server
-BASE_BIN=$ROOT/target/release/examples/bare_axum_baseline
+build_binaries
 if [[ -n "$BIN_DIR" ]]; then
     # Binaries kept from another build (for before/after comparisons), all in one folder.
     OURS_BIN=$BIN_DIR/stateless-mcp LIST_BIN=$BIN_DIR/load_server BASE_BIN=$BIN_DIR/bare_axum_baseline
@@ -66,23 +62,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The request bodies of run.sh.
-META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"load-bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}'
-BIG_TEXT=$(head -c 102400 /dev/zero | tr '\0' 'x')
-printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"},%s}}' \
-    "hello from the load benchmark" "$META" >"$WORK/echo.json"
-printf '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{%s}}' "$META" >"$WORK/list.json"
-printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"},%s}}' \
-    "$BIG_TEXT" "$META" >"$WORK/echo100k.json"
-printf '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{%s}}' "$META" >"$WORK/discover.json"
-
-# case id | title | body | Mcp-Method | Mcp-Name
-CASES=(
-    "echo|tools/call echo|echo.json|tools/call|echo"
-    "list|tools/list, 100 tools|list.json|tools/list|"
-    "discover|server/discover|discover.json|server/discover|"
-    "echo100k|tools/call echo, 100 KB text|echo100k.json|tools/call|echo"
-)
+write_bodies
 
 # send ADDR CASE N: N requests on one keep-alive connection (curl reuses it across URLs).
 send() {
@@ -107,8 +87,7 @@ measure() {
         "$bin" --listen 127.0.0.1:0 >"$log" 2>&1 &
     PID=$!
     for _ in $(seq 1 300); do
-        addr=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '(listening on |address=)127\.0\.0\.1:[0-9]+' |
-            head -n1 | grep -oE '127\.0\.0\.1:[0-9]+' || true)
+        addr=$(logged_addr "$log")
         [[ -n "$addr" ]] && break
         kill -0 "$PID" 2>/dev/null || break
         sleep 0.2

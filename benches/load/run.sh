@@ -52,6 +52,8 @@ cd "$ROOT"
 OUT=$ROOT/target/load
 WORK=$OUT/work
 mkdir -p "$WORK"
+# shellcheck source=benches/load/common.sh
+. "$HERE/common.sh"
 
 # ---------------------------------------------------------------- tools and machine
 need() { command -v "$1" >/dev/null 2>&1; }
@@ -81,13 +83,7 @@ CLK_TCK=$(getconf CLK_TCK)
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- build
-if (( BUILD )); then
-    echo "== cargo build --release --bin stateless-mcp --example bare_axum_baseline --example load_server" >&2
-    cargo build --release --bin stateless-mcp --example bare_axum_baseline --example load_server
-fi
-OURS_BIN=$ROOT/target/release/stateless-mcp
-LIST_BIN=$ROOT/target/release/examples/load_server
-BASE_BIN=$ROOT/target/release/examples/bare_axum_baseline
+build_binaries
 for b in "$OURS_BIN" "$LIST_BIN" "$BASE_BIN"; do
     [[ -x "$b" ]] || { echo "run.sh: $b is missing (drop --no-build)" >&2; exit 1; }
 done
@@ -124,9 +120,7 @@ start_server() {
     PIDS+=("$SERVER_PID")
     SERVER_ADDR=
     for _ in $(seq 1 100); do
-        SERVER_ADDR=$(sed 's/\x1b\[[0-9;]*m//g' "$log" |
-            grep -oE '(listening on |address=)127\.0\.0\.1:[0-9]+' | head -n1 |
-            grep -oE '127\.0\.0\.1:[0-9]+' || true)
+        SERVER_ADDR=$(logged_addr "$log")
         [[ -n "$SERVER_ADDR" ]] && return 0
         kill -0 "$SERVER_PID" 2>/dev/null || break
         sleep 0.1
@@ -160,25 +154,7 @@ peak_rss_kib() {
 }
 
 # ---------------------------------------------------------------- request bodies
-META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"load-bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}'
-ECHO_TEXT="hello from the load benchmark"
-BIG_TEXT=$(head -c 102400 /dev/zero | tr '\0' 'x')
-printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"},%s}}' \
-    "$ECHO_TEXT" "$META" >"$WORK/echo.json"
-printf '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{%s}}' "$META" >"$WORK/list.json"
-printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"},%s}}' \
-    "$BIG_TEXT" "$META" >"$WORK/echo100k.json"
-printf '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{%s}}' "$META" >"$WORK/discover.json"
-printf '"text":"%s"' "$ECHO_TEXT" >"$WORK/echo.expect"
-printf '"text":"%s"' "$BIG_TEXT" >"$WORK/echo100k.expect"
-
-# case id | title | body | Mcp-Method | Mcp-Name
-CASES=(
-    "echo|tools/call echo|echo.json|tools/call|echo"
-    "list|tools/list, 100 tools|list.json|tools/list|"
-    "echo100k|tools/call echo, 100 KB text|echo100k.json|tools/call|echo"
-    "discover|server/discover|discover.json|server/discover|"
-)
+write_bodies
 
 # check_response CASE ADDR WHO: one request with curl; status 200, JSON, the expected
 # shape. Prints the response size in bytes.
