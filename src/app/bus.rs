@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::Config;
+use super::config::backend;
 use crate::Error;
 use crate::notify::{MemoryBus, Notifier, NotifyBus};
 use crate::observability::Condition;
@@ -12,7 +13,7 @@ use crate::replay::{MemoryReplayStore, ReplayStore};
 /// reports its connection state through `readiness` when given.
 pub(super) fn notifier(config: &Config, readiness: Option<Condition>) -> Result<Notifier, Error> {
     let url = config.bus.as_str();
-    let scheme = url.split_once("://").map_or(url, |(scheme, _)| scheme);
+    let scheme = backend(url).unwrap_or(url);
     #[cfg(any(feature = "redis", feature = "nats"))]
     let options = {
         let options = crate::notify::BusOptions::default()
@@ -48,7 +49,7 @@ pub(super) fn notifier(config: &Config, readiness: Option<Condition>) -> Result<
 /// The replay store for single-use `requestState` that `config.replay_store` names (by
 /// default the bus's Redis when the bus is Redis, else this process's memory).
 pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Error> {
-    let bus_is_redis = config.bus.starts_with("redis://") || config.bus.starts_with("rediss://");
+    let bus_is_redis = matches!(backend(&config.bus), Some("redis" | "rediss"));
     let url = match config.replay_store.as_deref() {
         Some(url) => url,
         None if bus_is_redis => config.bus.as_str(),

@@ -209,18 +209,25 @@ fn parse_capacity(s: &str) -> Result<usize, String> {
     }
 }
 
+/// The backend a `--bus` or `--replay-store` value names: `memory`, or a URL's scheme
+/// (`redis`, `rediss`, `nats`, `tls`); `None` for anything else.
+pub(super) fn backend(value: &str) -> Option<&str> {
+    match value.split_once("://") {
+        Some((scheme, _)) => Some(scheme),
+        None => (value == "memory").then_some(value),
+    }
+}
+
 fn parse_bus(s: &str) -> Result<String, String> {
-    let scheme = s.split_once("://").map(|(scheme, _)| scheme);
-    match (s, scheme) {
-        ("memory", _) | (_, Some("redis" | "rediss" | "nats" | "tls")) => Ok(s.to_owned()),
+    match backend(s) {
+        Some("memory" | "redis" | "rediss" | "nats" | "tls") => Ok(s.to_owned()),
         _ => Err("must be `memory`, `redis://HOST:PORT[/DB]` or `nats://HOST:PORT`".into()),
     }
 }
 
 fn parse_replay_store(s: &str) -> Result<String, String> {
-    match s.split_once("://").map(|(scheme, _)| scheme) {
-        _ if s == "memory" => Ok(s.to_owned()),
-        Some("redis" | "rediss") => Ok(s.to_owned()),
+    match backend(s) {
+        Some("memory" | "redis" | "rediss") => Ok(s.to_owned()),
         _ => Err("must be `memory` or `redis://HOST:PORT[/DB]`".into()),
     }
 }
