@@ -12,7 +12,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::auth::ResourceServer;
-use stateless_mcp::{RequestContext, Server, StreamableHttp, ToolDef, ToolError};
+use stateless_mcp::{RequestContext, Runner, Server, ToolDef, ToolError};
 
 #[derive(Deserialize, JsonSchema)]
 struct Note {
@@ -54,9 +54,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .required_scopes(["mcp"])
         .operation_scopes(server.clone())
         .build()?;
-    let app = auth.protect(StreamableHttp::new(server).path("/mcp").into_router());
-
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-    axum::serve(listener, app).await?;
+    // The RFC 9728 metadata routes are served unauthenticated next to the endpoint.
+    Runner::new(server)
+        .listen(([127, 0, 0, 1], 8080))
+        .auth(auth)
+        .serve()
+        .await?;
     Ok(())
 }

@@ -2,17 +2,16 @@
 //! (`benches/load/`): no fixture set of `stateless-mcp` registers that many.
 //!
 //! Wired like `stateless_mcp::app::serve` (same flags through [`Config`], same server
-//! settings as `app::build_server`, the demo toolset, the MCP router of `app::router`, the
-//! health and Prometheus routes, TCP_NODELAY, `#[tokio::main]`), plus `tool_001` to
-//! `tool_096` with a typed argument struct: 100 tools, one page at the default page size.
-//! It has no graceful drain: the benchmark stops it with a signal.
+//! settings as `app::build_server`, the demo toolset, the same [`Runner`](stateless_mcp::Runner)
+//! from `app::runner` with the health and Prometheus routes, `#[tokio::main]`), plus
+//! `tool_001` to `tool_096` with a typed argument struct: 100 tools, one page at the default
+//! page size.
 //!
 //! Run with `cargo run --release --example load_server -- --listen 127.0.0.1:8080`; it
-//! prints `listening on ADDR` to stderr.
+//! logs `serving MCP address=ADDR` to stderr.
 
 use std::time::Duration;
 
-use axum::serve::ListenerExt as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::app::{self, Config};
@@ -59,13 +58,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = build(&config)?;
     let metrics = PrometheusMetrics::install()?;
     metrics.spawn_upkeep(Duration::from_secs(5));
-    let readiness = Readiness::new();
-    let router = app::router(&config, server)?.merge(app::ops_router(&readiness, Some(&metrics)));
-    let listener = tokio::net::TcpListener::bind(config.listen).await?;
-    eprintln!("listening on {}", listener.local_addr()?);
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router).await?;
+    app::runner(&config, server, Readiness::new(), Some(metrics))?
+        .serve()
+        .await?;
     Ok(())
 }

@@ -1,18 +1,23 @@
-//! Mounts an MCP endpoint inside an existing axum application, next to its other routes,
-//! with the operational routes the reference server has: `/healthz`, `/readyz`, `/metrics`,
-//! and a graceful drain on Ctrl-C/SIGTERM.
+//! An MCP endpoint next to an existing axum application's own routes, served by the
+//! [`Runner`] with the operational routes the reference server has: `/healthz`, `/readyz`
+//! (with a condition of the application's own), `/metrics`, and a graceful drain on
+//! Ctrl-C/SIGTERM.
 //!
 //! Run with `cargo run --example mount_in_axum`, then POST MCP requests to
 //! `http://127.0.0.1:3000/api/mcp`; `GET /hello` is one of the application's own routes.
+//!
+//! (To serve the router from your own `axum::serve` instead, see the docs of
+//! `stateless_mcp::transport::http`: set TCP_NODELAY and a shutdown token yourself.)
 
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use stateless_mcp::observability::{PrometheusMetrics, Readiness, health_router};
+use stateless_mcp::observability::{PrometheusMetrics, Readiness};
 use stateless_mcp::protocol::ResourceContents;
-use stateless_mcp::{RequestContext, ResourceDef, Server, StreamableHttp, ToolDef, ToolError};
-use tokio_util::sync::CancellationToken;
+use stateless_mcp::{
+    RequestContext, ResourceDef, Runner, Server, StreamableHttp, ToolDef, ToolError,
+};
 
 #[derive(Deserialize, JsonSchema)]
 struct Shout {
@@ -41,37 +46,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .build()?;
 
-    // Operations: readiness for the load balancer, Prometheus metrics, a shutdown token
-    // that long-lived MCP streams end on.
+    // Operations: readiness for the load balancer (with a condition of the app's own, flipped
+    // by whatever watches its dependency), Prometheus metrics.
     let readiness = Readiness::new();
+    let cache = readiness.condition("cache");
+    cache.ready();
     let metrics = PrometheusMetrics::install()?;
     metrics.spawn_upkeep(Duration::from_secs(5));
-    let shutdown = CancellationToken::new();
 
-    let app = axum::Router::new()
-        .route(
-            "/hello",
-            axum::routing::get(|| async { "the app's own route" }),
-        )
-        .merge(
-            StreamableHttp::new(server)
-                .path("/api/mcp")
-                .shutdown(shutdown.clone())
-                .into_router(),
-        )
-        .merge(health_router(readiness.clone()))
-        .merge(metrics.router("/metrics"));
-
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-    eprintln!("listening on http://{}/api/mcp", listener.local_addr()?);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            // Out of rotation first, then stop accepting and end long-lived streams.
-            readiness.set_draining();
-            tokio::time::sleep(Duration::from_secs(2)).await;
-            shutdown.cancel();
-        })
+    let own_routes = axum::Router::new().route(
+        "/hello",
+        axum::routing::get(|| async { "the app's own route" }),
+    );
+    Runner::new(StreamableHttp::new(server).path("/api/mcp"))
+        .listen(([127, 0, 0, 1], 3000))
+        .routes(own_routes)
+        .readiness(readiness)
+        .metrics(metrics)
+        .drain_delay(Duration::from_secs(2))
+        .serve()
         .await?;
     Ok(())
 }

@@ -14,7 +14,7 @@
 //! ```no_run
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
-//! use stateless_mcp::{RequestContext, Server, StreamableHttp, ToolDef, ToolError};
+//! use stateless_mcp::{RequestContext, Runner, Server, ToolDef, ToolError};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct Echo {
@@ -33,12 +33,13 @@
 //!                 }),
 //!         )
 //!         .build()?;
-//!     // Merge into any axum app, next to its other routes.
-//!     let app = axum::Router::new()
-//!         .route("/health", axum::routing::get(|| async { "ok" }))
-//!         .merge(StreamableHttp::new(server).path("/mcp").into_router());
-//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//!     axum::serve(listener, app).await?;
+//!     // The endpoint at /mcp next to your own routes, TCP_NODELAY, HTTP/1.1 and h2c,
+//!     // /healthz and /readyz, and a graceful drain on SIGTERM.
+//!     Runner::new(server)
+//!         .listen(([127, 0, 0, 1], 8080))
+//!         .routes(axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" })))
+//!         .serve()
+//!         .await?;
 //!     Ok(())
 //! }
 //! ```
@@ -55,8 +56,9 @@
 //! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, the in-process bus and (features `redis`, `nats`) the Redis and NATS buses. |
 //! | [`replay`] | replay stores that make single-use `requestState` usable once across replicas (in memory; Redis with the `redis` feature). |
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
+//! | [`Runner`] | serving in production: TCP_NODELAY, HTTP/1.1 and h2c, your own routes, `/healthz` `/readyz` `/metrics`, list announcement, graceful drain. |
 //! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, metric names and `record_*` helpers, Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
-//! | [`app`] | the reference server's composition root, configuration (flags, env, TOML file) and graceful drain. |
+//! | [`app`] | the reference server's composition root: configuration (flags, env, TOML file) → server builder → [`Runner`]. |
 //! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
 //! | [`fixtures`] | the demo toolset and every fixture the official conformance suite calls. |
 //!
@@ -110,6 +112,7 @@ pub mod notify;
 pub mod observability;
 pub mod protocol;
 pub mod replay;
+mod runner;
 pub mod server;
 pub mod transport;
 
@@ -118,5 +121,6 @@ pub use handler::{
     HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
     ResourceTemplateDef, ToolDef, ToolError,
 };
+pub use runner::Runner;
 pub use server::{Server, ServerBuilder, StateKeys};
 pub use transport::http::StreamableHttp;

@@ -70,28 +70,3 @@ pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Erro
         "--replay-store (MCP_REPLAY_STORE): this build has no redis support; rebuild with the `redis` feature",
     ))
 }
-
-/// Announces the server's list fingerprints on its bus once it can (a broker-backed bus may
-/// still be connecting), so replicas running other versions tell their listen streams.
-pub(super) fn spawn_announcement(server: crate::Server, stop: tokio_util::sync::CancellationToken) {
-    tokio::spawn(async move {
-        let mut delay = std::time::Duration::from_millis(100);
-        loop {
-            match server.announce_lists().await {
-                Ok(()) => {
-                    let fp = server.list_fingerprints();
-                    tracing::info!(tools = %fp.tools, prompts = %fp.prompts, resources = %fp.resources, "announced list fingerprints");
-                    return;
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, "list fingerprints not announced yet; retrying")
-                }
-            }
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(delay) => {}
-            }
-            delay = (delay * 2).min(std::time::Duration::from_secs(5));
-        }
-    });
-}

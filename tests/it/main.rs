@@ -25,5 +25,6 @@ mod observability;
 mod pagination;
 mod robustness;
 mod rolling_deploy;
+mod runner;
 mod scale_out;
 mod single_use;

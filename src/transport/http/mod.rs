@@ -1,17 +1,33 @@
 //! Streamable HTTP: one POST endpoint, JSON or SSE replies, mirrored-header checks and
 //! DNS-rebinding protection, as an axum [`Router`] to serve alone or merge into an app.
 //!
+//! [`Runner`](crate::Runner) serves it in production. To serve it from an axum app of your
+//! own instead, do what the runner does: `TCP_NODELAY` on accepted sockets, and a shutdown
+//! token cancelled when the app stops accepting (listen streams end on it):
+//!
 //! ```no_run
+//! use axum::serve::ListenerExt as _;
 //! use axum::{Router, routing::get};
 //! use stateless_mcp::{Server, StreamableHttp};
+//! use tokio_util::sync::CancellationToken;
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = Server::builder().build()?;
+//! let shutdown = CancellationToken::new();
 //! let app = Router::new()
 //!     .route("/health", get(|| async { "ok" }))
-//!     .merge(StreamableHttp::new(server).path("/mcp").into_router());
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! axum::serve(listener, app).await?;
+//!     .merge(StreamableHttp::new(server).path("/mcp").shutdown(shutdown.clone()).into_router());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080")
+//!     .await?
+//!     .tap_io(|tcp| {
+//!         let _ = tcp.set_nodelay(true);
+//!     });
+//! axum::serve(listener, app)
+//!     .with_graceful_shutdown(async move {
+//!         let _ = tokio::signal::ctrl_c().await;
+//!         shutdown.cancel();
+//!     })
+//!     .await?;
 //! # Ok(()) }
 //! ```
 
@@ -65,6 +81,13 @@ impl std::fmt::Debug for StreamableHttp {
             .field("path", &self.path)
             .field("body_limit", &self.body_limit)
             .finish_non_exhaustive()
+    }
+}
+
+impl From<Server> for StreamableHttp {
+    /// The endpoint for `server`, with defaults.
+    fn from(server: Server) -> Self {
+        StreamableHttp::new(server)
     }
 }
 
@@ -144,6 +167,11 @@ impl StreamableHttp {
     /// The configured endpoint path.
     pub fn endpoint_path(&self) -> &str {
         &self.path
+    }
+
+    /// The server this endpoint serves.
+    pub fn server(&self) -> &Server {
+        &self.server
     }
 
     /// An axum router serving the endpoint; merge or nest it into an application.

@@ -1,8 +1,9 @@
-//! Graceful drain: what the reference server does between SIGTERM (or SIGINT) and exit.
+//! Graceful drain: what a [`Runner`](super::Runner) does between its shutdown signal
+//! (SIGTERM or SIGINT by default) and returning.
 //!
 //! 1. `/readyz` turns 503 at once ([`Readiness::set_draining`]), so the load balancer takes
 //!    the replica out of rotation; the listener keeps accepting meanwhile.
-//! 2. After `--drain-delay-secs` (or at a second signal) the listeners close (new
+//! 2. After the drain delay (or at a second signal) the listeners close (new
 //!    connections are refused) and long-lived streams end; for [`IDLE_GRACE`] more, requests
 //!    on connections already open are still served, each answered with `Connection: close`.
 //!    A proxy's keep-alive pool (nginx `keepalive`) thus retires its connections to this
@@ -10,19 +11,15 @@
 //!    another replica even for a POST. Closing idle pooled connections at once instead
 //!    races with the proxy writing a request on one: nginx answers that POST with a 502.
 //! 3. Then the shutdown token is cancelled (idle connections close) and in-flight requests
-//!    get `--shutdown-timeout-secs` to finish; then the process exits (status 0) whether or
-//!    not they did.
+//!    get the shutdown timeout to finish; then [`Runner::serve`](super::Runner::serve)
+//!    returns `Ok` whether or not they did.
 
 use std::future::Future;
 use std::time::Duration;
 
-use axum::response::Response;
-use axum::serve::Listener;
-use http::HeaderValue;
-use http::header::CONNECTION;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::connection::ServeTask;
 use crate::Error;
 use crate::observability::Readiness;
 
@@ -60,71 +57,12 @@ pub(crate) fn signal() -> impl Future<Output = ()> + Send + 'static {
 /// How long connections that were open when the listener closed are still served.
 pub(crate) const IDLE_GRACE: Duration = Duration::from_secs(1);
 
-/// A listener that stops accepting and closes its socket when `closed` is cancelled (the
-/// server keeps serving the connections it has until its own shutdown signal).
-pub(crate) struct Closing<L: Listener> {
-    inner: Option<L>,
-    addr: L::Addr,
-    closed: CancellationToken,
-}
-
-impl<L: Listener> Closing<L>
-where
-    L::Addr: Clone,
-{
-    pub(crate) fn new(inner: L, closed: CancellationToken) -> std::io::Result<Self> {
-        let addr = inner.local_addr()?;
-        Ok(Closing {
-            inner: Some(inner),
-            addr,
-            closed,
-        })
-    }
-}
-
-impl<L: Listener> Listener for Closing<L>
-where
-    L::Addr: Clone + Sync,
-{
-    type Io = L::Io;
-    type Addr = L::Addr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let Closing { inner, closed, .. } = self;
-        if let Some(listener) = inner.as_mut() {
-            tokio::select! {
-                accepted = listener.accept() => return accepted,
-                () = closed.cancelled() => {}
-            }
-        }
-        // Dropping the socket makes new connections fail at once (refused).
-        *inner = None;
-        std::future::pending().await
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.addr.clone())
-    }
-}
-
-/// Marks `response` `Connection: close` once `closed` is cancelled, so each open keep-alive
-/// connection serves at most one more request (hyper drops the header on HTTP/2).
-pub(crate) fn close_after(response: &mut Response, closed: &CancellationToken) {
-    if closed.is_cancelled() {
-        response
-            .headers_mut()
-            .insert(CONNECTION, HeaderValue::from_static("close"));
-    }
-}
-
 /// The timings of a drain.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timing {
     pub(crate) delay: Duration,
     pub(crate) timeout: Duration,
 }
-
-type ServeTask = JoinHandle<std::io::Result<()>>;
 
 async fn finished(task: &mut ServeTask) -> Result<(), Error> {
     match task.await {

@@ -1,0 +1,135 @@
+//! What happens to each accepted connection: TCP_NODELAY, the listener that closes when the
+//! drain says so, and the headers every response gets (`Connection: close` once the
+//! listener is closed, and the runner's own response header).
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::response::Response;
+use axum::serve::{Listener, ListenerExt as _};
+use http::header::CONNECTION;
+use http::{HeaderName, HeaderValue};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tower::make::Shared;
+use tower::util::MapResponse;
+
+use crate::Error;
+
+/// A listener that stops accepting and closes its socket when `closed` is cancelled (the
+/// server keeps serving the connections it has until its own shutdown signal).
+pub(crate) struct Closing<L: Listener> {
+    inner: Option<L>,
+    addr: L::Addr,
+    closed: CancellationToken,
+}
+
+impl<L: Listener> Closing<L>
+where
+    L::Addr: Clone,
+{
+    pub(crate) fn new(inner: L, closed: CancellationToken) -> std::io::Result<Self> {
+        let addr = inner.local_addr()?;
+        Ok(Closing {
+            inner: Some(inner),
+            addr,
+            closed,
+        })
+    }
+}
+
+impl<L: Listener> Listener for Closing<L>
+where
+    L::Addr: Clone + Sync,
+{
+    type Io = L::Io;
+    type Addr = L::Addr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        let Closing { inner, closed, .. } = self;
+        if let Some(listener) = inner.as_mut() {
+            tokio::select! {
+                accepted = listener.accept() => return accepted,
+                () = closed.cancelled() => {}
+            }
+        }
+        // Dropping the socket makes new connections fail at once (refused).
+        *inner = None;
+        std::future::pending().await
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Ok(self.addr.clone())
+    }
+}
+
+/// Marks `response` `Connection: close` once `closed` is cancelled, so each open keep-alive
+/// connection serves at most one more request (hyper drops the header on HTTP/2).
+pub(crate) fn close_after(response: &mut Response, closed: &CancellationToken) {
+    if closed.is_cancelled() {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+}
+
+/// What every response gets: the runner's response header, if any, and `Connection: close`
+/// once the drain has closed the listener. One plain map around the whole router: a
+/// `Router::layer` would box a future and clone a boxed service on every request.
+fn stamped(
+    app: Router,
+    header: Option<(HeaderName, HeaderValue)>,
+    closed: CancellationToken,
+) -> MapResponse<Router, impl FnOnce(Response) -> Response + Clone> {
+    MapResponse::new(app, move |mut response: Response| {
+        if let Some((name, value)) = &header {
+            response.headers_mut().insert(name.clone(), value.clone());
+        }
+        close_after(&mut response, &closed);
+        response
+    })
+}
+
+/// Binds `addr`; `what` names the setting in the error.
+pub(crate) async fn bind(addr: SocketAddr, what: &str) -> Result<TcpListener, Error> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::io(format!("cannot listen on {addr} ({what})"), e))
+}
+
+/// The address `listener` is bound to.
+pub(crate) fn local_addr(listener: &TcpListener) -> Result<SocketAddr, Error> {
+    listener
+        .local_addr()
+        .map_err(|e| Error::io("cannot read the bound address", e))
+}
+
+/// A running `axum::serve` task.
+pub(crate) type ServeTask = JoinHandle<std::io::Result<()>>;
+
+/// Serves `app` on `listener` (HTTP/1.1 and h2c) in a task: TCP_NODELAY on every accepted
+/// socket, the listener closed when `closed` is cancelled, idle connections closed and the
+/// task finished (once in-flight requests are answered) when `stop` is cancelled.
+pub(crate) fn spawn(
+    listener: TcpListener,
+    app: Router,
+    header: Option<(HeaderName, HeaderValue)>,
+    closed: &CancellationToken,
+    stop: CancellationToken,
+) -> Result<ServeTask, Error> {
+    // Small SSE writes must not wait for delayed ACKs.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
+    let listener = Closing::new(listener, closed.clone())
+        .map_err(|e| Error::io("cannot read the bound address", e))?;
+    let app = stamped(app, header, closed.clone());
+    Ok(tokio::spawn(async move {
+        axum::serve(listener, Shared::new(app))
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await
+    }))
+}

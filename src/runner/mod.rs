@@ -1,0 +1,349 @@
+//! Serving a [`Server`](crate::Server) in production: the [`Runner`] (TCP_NODELAY, HTTP/1.1 and h2c,
+//! probes and metrics, list announcement, graceful drain).
+
+mod announce;
+mod connection;
+mod drain;
+
+pub(crate) use drain::signal;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::time::Duration;
+
+use axum::Router;
+use http::{HeaderName, HeaderValue};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+#[cfg(feature = "prometheus")]
+use crate::observability::PrometheusMetrics;
+use crate::observability::{Readiness, health_router};
+use crate::{Error, StreamableHttp};
+
+type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
+type Wrap = Box<dyn FnOnce(Router) -> Router + Send>;
+
+/// Where to listen: an address to bind, or a listener bound already.
+enum Bind {
+    Addr(SocketAddr),
+    Listener(TcpListener),
+}
+
+impl Bind {
+    async fn listener(self, what: &str) -> Result<TcpListener, Error> {
+        match self {
+            Bind::Addr(addr) => connection::bind(addr, what).await,
+            Bind::Listener(l) => Ok(l),
+        }
+    }
+}
+
+/// Serves a [`Server`](crate::Server) over Streamable HTTP until its shutdown signal, then drains.
+///
+/// What it does, so your server gets what the reference server gets:
+///
+/// - **Sockets.** `TCP_NODELAY` on every accepted connection (small SSE writes such as
+///   progress events otherwise wait for delayed ACKs, ~40 ms each); HTTP/1.1 and HTTP/2
+///   without TLS (h2c) on the same port.
+/// - **Routes.** The MCP endpoint (optionally behind an authorization layer), your own axum
+///   routes next to it, and `/healthz`, `/readyz` and (feature `prometheus`) `/metrics`, on
+///   the same listener or a separate admin listener.
+/// - **Start.** Announces the server's list fingerprints on its bus
+///   ([`Server::announce_lists`](crate::Server::announce_lists), retried while a broker connects), so replicas of another
+///   version tell their listen streams what changed.
+/// - **Graceful drain.** At the shutdown signal (SIGINT or SIGTERM unless you give another):
+///   `/readyz` answers 503 at once; after the drain delay (or a second signal) the listeners
+///   close and `subscriptions/listen` streams end gracefully; connections already open are
+///   served for one second more, each response with `Connection: close`, so a proxy's
+///   keep-alive pool retires them instead of racing their close; then idle connections
+///   close and in-flight requests get the shutdown timeout to finish.
+///
+/// ```no_run
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use stateless_mcp::{RequestContext, Runner, Server, ToolDef, ToolError};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Echo {
+///     /// The text to send back.
+///     text: String,
+/// }
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = Server::builder()
+///     .tool(ToolDef::new("echo").handler(|_ctx: RequestContext, args: Echo| async move {
+///         Ok::<_, ToolError>(args.text)
+///     }))
+///     .build()?;
+/// Runner::new(server)
+///     .listen(([127, 0, 0, 1], 8080))
+///     .routes(axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" })))
+///     .serve()
+///     .await?;
+/// # Ok(()) }
+/// ```
+///
+/// Defaults: listen on `127.0.0.1:8080`, `/healthz` and `/readyz` on the same listener, no
+/// `/metrics`, a drain delay of 5 s and a shutdown timeout of 25 s, shutdown at SIGINT or
+/// SIGTERM.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use stateless_mcp::{Runner, Server, StreamableHttp};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = Server::builder().build()?;
+/// let endpoint = StreamableHttp::new(server).path("/api/mcp").allow_any_host();
+/// Runner::new(endpoint)
+///     .listen(([0, 0, 0, 0], 8080))
+///     .admin_listen(([127, 0, 0, 1], 9090))
+///     .drain_delay(Duration::from_secs(10))
+///     .serve()
+///     .await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Mounting into your own axum app instead
+///
+/// [`StreamableHttp::into_router`] gives the endpoint as a plain axum [`Router`] to merge
+/// into an application you serve yourself. Then your app must do what the runner does:
+/// set `TCP_NODELAY` on accepted sockets (`axum::serve::ListenerExt::tap_io`), and give
+/// [`StreamableHttp::shutdown`] a token that it cancels when it stops accepting connections
+/// (listen streams never end on their own, so a graceful shutdown would wait forever).
+#[must_use]
+pub struct Runner {
+    endpoint: StreamableHttp,
+    wrap: Option<Wrap>,
+    routes: Router,
+    listen: Bind,
+    admin: Option<Bind>,
+    health: bool,
+    #[cfg(feature = "prometheus")]
+    metrics: Option<PrometheusMetrics>,
+    readiness: Readiness,
+    header: Option<(HeaderName, HeaderValue)>,
+    timing: drain::Timing,
+    signal: Option<Signal>,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("endpoint", &self.endpoint)
+            .field("health", &self.health)
+            .field("timing", &self.timing)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runner {
+    /// A runner for `endpoint`: a [`Server`](crate::Server) (served at `/mcp` with the default
+    /// [`StreamableHttp`] settings) or a configured [`StreamableHttp`]. Its shutdown token is
+    /// set by the runner.
+    pub fn new(endpoint: impl Into<StreamableHttp>) -> Self {
+        Runner {
+            endpoint: endpoint.into(),
+            wrap: None,
+            routes: Router::new(),
+            listen: Bind::Addr(SocketAddr::from(([127, 0, 0, 1], 8080))),
+            admin: None,
+            health: true,
+            #[cfg(feature = "prometheus")]
+            metrics: None,
+            readiness: Readiness::new(),
+            header: None,
+            timing: drain::Timing {
+                delay: Duration::from_secs(5),
+                timeout: Duration::from_secs(25),
+            },
+            signal: None,
+        }
+    }
+
+    /// The address to listen on (default `127.0.0.1:8080`).
+    pub fn listen(mut self, addr: impl Into<SocketAddr>) -> Self {
+        self.listen = Bind::Addr(addr.into());
+        self
+    }
+
+    /// A listener bound already (to know an ephemeral port before serving, or to take one
+    /// over from a supervisor).
+    pub fn listener(mut self, listener: TcpListener) -> Self {
+        self.listen = Bind::Listener(listener);
+        self
+    }
+
+    /// Serves `/healthz`, `/readyz` and `/metrics` on this address instead of next to the
+    /// MCP endpoint.
+    pub fn admin_listen(mut self, addr: impl Into<SocketAddr>) -> Self {
+        self.admin = Some(Bind::Addr(addr.into()));
+        self
+    }
+
+    /// Like [`Runner::admin_listen`] with a listener bound already.
+    pub fn admin_listener(mut self, listener: TcpListener) -> Self {
+        self.admin = Some(Bind::Listener(listener));
+        self
+    }
+
+    /// Your own routes, served next to the MCP endpoint (outside its authorization layer).
+    /// Their paths must not overlap the endpoint's or the probes'.
+    pub fn routes(mut self, routes: Router) -> Self {
+        self.routes = self.routes.merge(routes);
+        self
+    }
+
+    /// Wraps the MCP endpoint's router, for instance in an authorization layer:
+    /// `.wrap_endpoint(move |r| auth.protect(r))`. Your own routes and the probes are not
+    /// wrapped.
+    pub fn wrap_endpoint(mut self, wrap: impl FnOnce(Router) -> Router + Send + 'static) -> Self {
+        self.wrap = Some(match self.wrap.take() {
+            Some(first) => Box::new(move |r| wrap(first(r))),
+            None => Box::new(wrap),
+        });
+        self
+    }
+
+    /// Protects the MCP endpoint with an OAuth 2.1 resource server (its RFC 9728 metadata
+    /// routes are served unauthenticated next to it).
+    #[cfg(feature = "auth")]
+    pub fn auth(self, resource_server: crate::auth::ResourceServer) -> Self {
+        self.wrap_endpoint(move |r| resource_server.protect(r))
+    }
+
+    /// Whether to serve `/healthz` and `/readyz` (default on).
+    pub fn health(mut self, on: bool) -> Self {
+        self.health = on;
+        self
+    }
+
+    /// Serves the metrics of `metrics` at `/metrics` (in the Prometheus text format).
+    #[cfg(feature = "prometheus")]
+    pub fn metrics(mut self, metrics: PrometheusMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The readiness `/readyz` reports (default: a new one). Pass the one whose conditions
+    /// your components flip, such as the bus's
+    /// ([`BusOptions::readiness`](crate::notify::BusOptions::readiness)); the runner marks it
+    /// draining at the shutdown signal.
+    pub fn readiness(mut self, readiness: Readiness) -> Self {
+        self.readiness = readiness;
+        self
+    }
+
+    /// A header set on every response (for instance the name of the replica that answered).
+    pub fn response_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.header = Some((name, value));
+        self
+    }
+
+    /// How long `/readyz` answers 503 before the listeners close (default 5 s): time for the
+    /// load balancer to take the replica out of rotation.
+    pub fn drain_delay(mut self, delay: Duration) -> Self {
+        self.timing.delay = delay;
+        self
+    }
+
+    /// How long in-flight requests get to finish once the listeners closed (default 25 s);
+    /// then [`Runner::serve`] returns anyway.
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.timing.timeout = timeout;
+        self
+    }
+
+    /// Drains when `signal` resolves instead of at SIGINT or SIGTERM (a later SIGINT or
+    /// SIGTERM still cuts the drain delay short). To stop from code, pass a token's
+    /// `cancelled_owned()`.
+    pub fn shutdown_signal(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.signal = Some(Box::pin(signal));
+        self
+    }
+
+    /// The probes and metrics routes this runner serves.
+    fn ops_router(&self) -> Router {
+        let mut router = Router::new();
+        if self.health {
+            router = router.merge(health_router(self.readiness.clone()));
+        }
+        #[cfg(feature = "prometheus")]
+        if let Some(m) = &self.metrics {
+            router = router.merge(m.router(crate::observability::METRICS_PATH));
+        }
+        router
+    }
+
+    /// Serves until the shutdown signal, then drains; returns `Ok` once drained (or when the
+    /// shutdown timeout ran out). Fails when a listener cannot be bound or a server fails.
+    pub async fn serve(mut self) -> Result<(), Error> {
+        // Installed before anything listens, so an early SIGTERM still drains.
+        let signal = self
+            .signal
+            .take()
+            .unwrap_or_else(|| Box::pin(drain::signal()));
+        // Cancelled when the listeners close; long-lived streams end on it.
+        let closed = CancellationToken::new();
+        // Cancelled a moment later: idle connections close, the servers finish.
+        let stop = CancellationToken::new();
+        let ops = self.ops_router();
+        let Runner {
+            endpoint,
+            wrap,
+            routes,
+            listen,
+            admin,
+            header,
+            readiness,
+            timing,
+            ..
+        } = self;
+        let server = endpoint.server().clone();
+        let path = endpoint.endpoint_path().to_owned();
+        let mcp = endpoint.shutdown(closed.clone()).into_router();
+        let mcp = match wrap {
+            Some(wrap) => wrap(mcp),
+            None => mcp,
+        };
+        let app = mcp.merge(routes);
+        let listener = listen.listener("listen").await?;
+        let local = connection::local_addr(&listener)?;
+        let mut servers = Vec::new();
+        match admin {
+            Some(admin) => {
+                let admin = admin.listener("admin listen").await?;
+                let admin_local = connection::local_addr(&admin)?;
+                tracing::info!(admin_address = %admin_local, "serving /healthz, /readyz and /metrics");
+                tracing::info!(address = %local, path = %path, "serving MCP");
+                servers.push(connection::spawn(
+                    listener,
+                    app,
+                    header.clone(),
+                    &closed,
+                    stop.clone(),
+                )?);
+                servers.push(connection::spawn(
+                    admin,
+                    ops,
+                    header,
+                    &closed,
+                    stop.clone(),
+                )?);
+            }
+            None => {
+                tracing::info!(address = %local, path = %path, "serving MCP");
+                servers.push(connection::spawn(
+                    listener,
+                    app.merge(ops),
+                    header,
+                    &closed,
+                    stop.clone(),
+                )?);
+            }
+        }
+        announce::spawn(server, stop.clone());
+        drain::run(servers, signal, &readiness, &closed, &stop, timing).await
+    }
+}
