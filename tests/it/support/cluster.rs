@@ -262,7 +262,7 @@ impl Cluster {
                 spawn_server_with(
                     &[
                         "--log",
-                        "warn,stateless_mcp::app=info",
+                        "warn,stateless_mcp::app=info,stateless_mcp::runner=info",
                         "--fixtures",
                         "conformance",
                         "--bus",
