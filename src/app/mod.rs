@@ -1,7 +1,7 @@
 //! The composition root of the reference server: configuration → server builder (settings
 //! and fixtures) → [`Runner`].
 //!
-//! The graceful drain is the runner's (see [`crate::runner`]): on SIGTERM or SIGINT
+//! The graceful drain is the runner's (see [`Runner`]): on SIGTERM or SIGINT
 //! `/readyz` answers 503 at once; after `--drain-delay-secs` (or a second signal) the
 //! listeners close and long-lived streams end; open connections are served for one second
 //! more with `Connection: close`; in-flight requests get `--shutdown-timeout-secs` to
@@ -152,7 +152,7 @@ pub fn runner(
     Ok(runner)
 }
 
-/// Serves until SIGINT or SIGTERM, then drains (see [`crate::runner`]): `/readyz` turns
+/// Serves until SIGINT or SIGTERM, then drains (see [`Runner`]): `/readyz` turns
 /// 503, after `--drain-delay-secs` the listeners stop accepting and long-lived streams end,
 /// in-flight requests get `--shutdown-timeout-secs` to finish.
 ///
