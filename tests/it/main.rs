@@ -28,3 +28,4 @@ mod rolling_deploy;
 mod runner;
 mod scale_out;
 mod single_use;
+mod task_store;

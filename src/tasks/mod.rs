@@ -1,0 +1,176 @@
+//! Task stores: where the tasks of the Tasks extension (`io.modelcontextprotocol/tasks`)
+//! live, so that every replica sees the same task.
+//!
+//! A task-capable tool called by a client that declared the extension returns a task handle
+//! at once; the client then follows the task with `tasks/get`, answers its questions with
+//! `tasks/update` and stops it with `tasks/cancel`, each possibly on another replica than
+//! the one running the handler. What they all agree on is the [`TaskRecord`] in a
+//! [`TaskStore`].
+//!
+//! # The store contract
+//!
+//! Every [`TaskStore`] keeps these promises (checked by one contract test suite run against
+//! each backend, a real `redis-server` included):
+//!
+//! - **Atomic transitions, no lost update.** [`TaskStore::replace`] writes a record only over
+//!   the version it was read at (`version - 1`); a concurrent writer that came first makes it
+//!   answer [`Replaced::Stale`] with what the store holds now, never a silent overwrite.
+//!   [`update`](trait.TaskStore.html#method.update) is the read-modify-write loop built on it.
+//! - **Terminal states are final.** Once a record is `completed`, `failed` or `cancelled`, no
+//!   replace changes it ([`Replaced::Stale`] with the terminal record).
+//! - **Unique ids.** [`TaskStore::create`] refuses an id that exists.
+//! - **Expiry after `ttlMs`.** A record stays readable for at least its
+//!   [`ttl_ms`](TaskRecord::ttl_ms) after its last write (and while its lease lasts), and is
+//!   forgotten some time after that; reading it then answers `None`, as for an id that never
+//!   existed.
+//! - **Lapsed leases are found.** [`TaskStore::lapsed`] lists the `working` tasks whose
+//!   [`lease`](TaskRecord::lease) ended; [`fail_lapsed`] turns them `failed`.
+//! - **Failures are errors.** A store that cannot answer says so ([`ErrorKind::Unavailable`](
+//!   crate::ErrorKind::Unavailable)); it never answers "unknown" for "unreachable".
+//!
+//! # Backends
+//!
+//! | store | feature | replicas |
+//! |---|---|---|
+//! | [`MemoryTaskStore`] | always | one process (the default) |
+//! | [`RedisTaskStore`] | `redis` | every replica sharing the Redis and prefix (Lua scripts make each write atomic; keys expire with `PEXPIREAT`) |
+//!
+//! This module may import `protocol` (for JSON types), `Error` and, for Redis, the crate's
+//! Redis plumbing; nothing of `server`, `handler` or `transport`.
+
+mod memory;
+mod record;
+#[cfg(feature = "redis")]
+mod redis;
+
+use futures_util::future::BoxFuture;
+use serde_json::json;
+
+use crate::Error;
+
+pub use memory::{DEFAULT_MAX_TASKS, MemoryTaskStore};
+pub use record::{Lease, TaskRecord, TaskStatus, TaskWork, now_ms};
+#[cfg(feature = "redis")]
+pub use redis::RedisTaskStore;
+
+/// The JSON-RPC error code a task whose replica died ends with (`-32603`, internal error).
+pub const LEASE_LAPSED_CODE: i64 = -32603;
+
+/// How many times [`update`](trait.TaskStore.html#method.update) re-reads a record that
+/// concurrent writers keep changing before it gives up.
+const MAX_ATTEMPTS: usize = 64;
+
+/// What [`TaskStore::replace`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replaced {
+    /// The record was written.
+    Done,
+    /// Nothing was written: the stored record is not at the version the new one follows, or
+    /// it is terminal. This is what the store holds now.
+    Stale(Box<TaskRecord>),
+    /// There is no such task (never was, or it expired).
+    Gone,
+}
+
+/// Where tasks live. See the [module docs](self) for the contract every implementation
+/// keeps.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new task. `Ok(false)` when a task with its id exists already.
+    fn create<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<bool, Error>>;
+
+    /// The task `id`, or `None` when there is none (or it expired).
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, Error>>;
+
+    /// Replaces the stored task `task.id` with `task`, atomically, when the stored one has
+    /// version `task.version - 1` and is not terminal.
+    fn replace<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<Replaced, Error>>;
+
+    /// Up to `limit` ids of `working` tasks whose lease ended before `now_ms`.
+    fn lapsed(&self, now_ms: u64, limit: usize) -> BoxFuture<'_, Result<Vec<String>, Error>>;
+}
+
+/// What [`update`](trait.TaskStore.html#method.update) did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Updated {
+    /// The change was written; this is the new record.
+    Changed(TaskRecord),
+    /// No change was made (the task is terminal, or the change asked for none); this is the
+    /// record as it is.
+    Unchanged(TaskRecord),
+    /// There is no such task.
+    Gone,
+}
+
+impl dyn TaskStore {
+    /// Changes task `id` with `change`, atomically: reads it, lets `change` edit a copy
+    /// (returning `false` to make no change), and writes it over the version it read,
+    /// starting again if another writer came first. A terminal task is never passed to
+    /// `change`; it is answered [`Updated::Unchanged`].
+    ///
+    /// # Errors
+    /// The store could not answer, or the task kept changing under every attempt.
+    pub async fn update(
+        &self,
+        id: &str,
+        mut change: impl FnMut(&mut TaskRecord) -> bool + Send,
+    ) -> Result<Updated, Error> {
+        for _ in 0..MAX_ATTEMPTS {
+            let Some(current) = self.get(id).await? else {
+                return Ok(Updated::Gone);
+            };
+            if current.status.is_terminal() {
+                return Ok(Updated::Unchanged(current));
+            }
+            let mut next = current.clone();
+            if !change(&mut next) {
+                return Ok(Updated::Unchanged(current));
+            }
+            next.version = current.version + 1;
+            match self.replace(&next).await? {
+                Replaced::Done => return Ok(Updated::Changed(next)),
+                Replaced::Gone => return Ok(Updated::Gone),
+                Replaced::Stale(_) => continue,
+            }
+        }
+        Err(Error::unavailable(
+            "task store",
+            format!("task {id} kept changing during {MAX_ATTEMPTS} attempts to update it"),
+        ))
+    }
+}
+
+/// Turns every `working` task of `store` whose lease lapsed before `now_ms` into `failed`
+/// (error [`LEASE_LAPSED_CODE`], "the replica running this task stopped"), and returns the
+/// failed records. Any replica may run it at any time: a task whose lease was renewed
+/// meanwhile is left alone.
+///
+/// # Errors
+/// The store could not answer.
+pub async fn fail_lapsed(store: &dyn TaskStore, now_ms: u64) -> Result<Vec<TaskRecord>, Error> {
+    let mut failed = Vec::new();
+    for id in store.lapsed(now_ms, 256).await? {
+        let updated = store
+            .update(&id, |t| {
+                if !t.lease_lapsed(now_ms) {
+                    return false;
+                }
+                lapse(t);
+                true
+            })
+            .await?;
+        if let Updated::Changed(t) = updated {
+            failed.push(t);
+        }
+    }
+    Ok(failed)
+}
+
+/// Marks `task` failed because the replica running it is gone.
+pub fn lapse(task: &mut TaskRecord) {
+    task.set_status(TaskStatus::Failed);
+    task.status_message = Some("the replica running this task stopped".into());
+    task.error = Some(json!({
+        "code": LEASE_LAPSED_CODE,
+        "message": "Internal error: the replica running this task stopped before it finished",
+    }));
+}

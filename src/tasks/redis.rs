@@ -1,0 +1,231 @@
+//! The Redis task store (feature `redis`).
+
+use std::fmt;
+
+use futures_util::future::BoxFuture;
+use redis::aio::ConnectionManager;
+
+use super::record::{TaskRecord, now_ms};
+use super::{Replaced, TaskStore};
+use crate::Error;
+
+/// Writes one record atomically. `ARGV[1]` is the version the stored record must have
+/// (`0`: it must not exist), then the new version, status, JSON, expiry (Unix ms), lease end
+/// (empty: no lease) and id. Answers `{2}` written, `{0}` the id exists (create), `{-1}` no
+/// such task, `{1, json}` stale (another version, or terminal).
+const WRITE: &str = r"
+local cur = redis.call('HMGET', KEYS[1], 'v', 's')
+if ARGV[1] == '0' then
+  if cur[1] then
+    if redis.call('HGET', KEYS[1], 'd') == ARGV[4] then return {2} end
+    return {0}
+  end
+else
+  if not cur[1] then return {-1} end
+  if cur[1] ~= ARGV[1] or cur[2] == 'completed' or cur[2] == 'failed' or cur[2] == 'cancelled' then
+    if cur[1] == ARGV[2] and redis.call('HGET', KEYS[1], 'd') == ARGV[4] then return {2} end
+    return {1, redis.call('HGET', KEYS[1], 'd')}
+  end
+end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'd', ARGV[4])
+redis.call('PEXPIREAT', KEYS[1], ARGV[5])
+if ARGV[6] == '' then
+  redis.call('ZREM', KEYS[2], ARGV[7])
+else
+  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[7])
+end
+return {2}
+";
+
+/// Lists up to `ARGV[2]` ids in the lease index whose lease ended before `ARGV[1]`,
+/// dropping those whose task expired. `ARGV[3]` is the task key prefix.
+const LAPSED: &str = r"
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, ARGV[2])
+local out = {}
+for _, id in ipairs(ids) do
+  if redis.call('EXISTS', ARGV[3] .. id) == 1 then
+    table.insert(out, id)
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
+";
+
+/// A [`TaskStore`] in Redis, shared by every replica using the same Redis and prefix.
+///
+/// # Layout
+///
+/// - `PREFIX.task.ID`: a hash with `v` (version), `s` (status) and `d` (the record's JSON,
+///   [`TaskRecord`]), expiring (`PEXPIREAT`) [`ttl_ms`](TaskRecord::ttl_ms) after its last
+///   write, or when its lease ends if that is later.
+/// - `PREFIX.tasks.leases`: a sorted set of the ids of `working` tasks, scored by the end of
+///   their lease (Unix ms), for finding tasks whose replica died.
+///
+/// Each write is one Lua script (`EVAL`) that checks the stored version and status and
+/// writes record, expiry and lease index together, so two replicas never both win. A write
+/// retried after a lost reply recognises its own earlier success. (The two keys of a write
+/// differ, so Redis Cluster needs the prefix to be a hash tag, e.g. `{mcp}`.)
+#[derive(Clone)]
+pub struct RedisTaskStore {
+    conn: ConnectionManager,
+    prefix: String,
+    target: String,
+}
+
+impl fmt::Debug for RedisTaskStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisTaskStore")
+            .field("target", &self.target)
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+impl RedisTaskStore {
+    /// A store on the Redis at `url`, keys under `PREFIX.`. The connection is made on first
+    /// use and re-made when lost.
+    ///
+    /// # Errors
+    /// An invalid URL, or no Tokio runtime.
+    pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
+        let target = crate::notify::redacted_url(url);
+        let client = redis::Client::open(url)
+            .map_err(|e| Error::invalid_definition(format!("invalid Redis URL {target}: {e}")))?;
+        tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::invalid_definition(
+                "RedisTaskStore::connect must be called within a Tokio runtime",
+            )
+        })?;
+        let config = crate::notify::redis_manager_config();
+        let conn = ConnectionManager::new_lazy_with_config(client, config)
+            .map_err(|e| Error::unavailable(format!("Redis at {target}"), e))?;
+        Ok(RedisTaskStore {
+            conn,
+            prefix: prefix.into(),
+            target,
+        })
+    }
+
+    fn key(&self, id: &str) -> String {
+        format!("{}.task.{id}", self.prefix)
+    }
+
+    fn leases(&self) -> String {
+        format!("{}.tasks.leases", self.prefix)
+    }
+
+    fn context(&self) -> String {
+        format!("task store (Redis at {})", self.target)
+    }
+
+    async fn write(&self, task: &TaskRecord, expected: u64) -> Result<redis::Value, Error> {
+        let json = serde_json::to_string(task).map_err(Error::internal_from)?;
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(WRITE)
+            .arg(2)
+            .arg(self.key(&task.id))
+            .arg(self.leases())
+            .arg(expected)
+            .arg(task.version)
+            .arg(task.status.as_str())
+            .arg(json)
+            .arg(task.expires_at(now_ms()))
+            .arg(
+                task.lease
+                    .as_ref()
+                    .map(|l| l.until.to_string())
+                    .unwrap_or_default(),
+            )
+            .arg(&task.id);
+        let mut conn = self.conn.clone();
+        crate::notify::redis_query::<redis::Value>(&mut conn, &cmd, self.context()).await
+    }
+}
+
+/// Reads the record JSON a script or `HGET` answered.
+fn decode(bytes: &[u8], context: &str) -> Result<TaskRecord, Error> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        Error::unavailable(context.to_owned(), format!("a stored task is corrupt: {e}"))
+    })
+}
+
+/// The status code and optional record of a write script's answer.
+fn answer(value: &redis::Value) -> Option<(i64, Option<&[u8]>)> {
+    let redis::Value::Array(items) = value else {
+        return None;
+    };
+    let code = match items.first()? {
+        redis::Value::Int(c) => *c,
+        _ => return None,
+    };
+    let data = match items.get(1) {
+        Some(redis::Value::BulkString(b)) => Some(b.as_slice()),
+        _ => None,
+    };
+    Some((code, data))
+}
+
+impl TaskStore for RedisTaskStore {
+    fn create<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<bool, Error>> {
+        Box::pin(async move {
+            let value = self.write(task, 0).await?;
+            match answer(&value) {
+                Some((2, _)) => Ok(true),
+                Some((0, _)) => Ok(false),
+                _ => Err(Error::unavailable(
+                    self.context(),
+                    format!("unexpected answer {value:?}"),
+                )),
+            }
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, Error>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("HGET");
+            cmd.arg(self.key(id)).arg("d");
+            let mut conn = self.conn.clone();
+            let context = self.context();
+            let data: Option<Vec<u8>> =
+                crate::notify::redis_query(&mut conn, &cmd, context.clone()).await?;
+            data.map(|d| decode(&d, &context)).transpose()
+        })
+    }
+
+    fn replace<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<Replaced, Error>> {
+        Box::pin(async move {
+            if task.version < 2 {
+                // A replacement follows a stored version (>= 1); version 0 would mean create.
+                return Ok(match self.get(&task.id).await? {
+                    Some(current) => Replaced::Stale(Box::new(current)),
+                    None => Replaced::Gone,
+                });
+            }
+            let value = self.write(task, task.version - 1).await?;
+            match answer(&value) {
+                Some((2, _)) => Ok(Replaced::Done),
+                Some((-1, _)) => Ok(Replaced::Gone),
+                Some((1, Some(d))) => Ok(Replaced::Stale(Box::new(decode(d, &self.context())?))),
+                _ => Err(Error::unavailable(
+                    self.context(),
+                    format!("unexpected answer {value:?}"),
+                )),
+            }
+        })
+    }
+
+    fn lapsed(&self, now_ms: u64, limit: usize) -> BoxFuture<'_, Result<Vec<String>, Error>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(LAPSED)
+                .arg(1)
+                .arg(self.leases())
+                .arg(now_ms)
+                .arg(limit)
+                .arg(format!("{}.task.", self.prefix));
+            let mut conn = self.conn.clone();
+            crate::notify::redis_query(&mut conn, &cmd, self.context()).await
+        })
+    }
+}

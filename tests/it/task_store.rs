@@ -1,0 +1,376 @@
+//! The contract every `TaskStore` keeps (see the `tasks` module docs), run against each
+//! backend: the in-process store, and Redis on a real `redis-server` started on an
+//! ephemeral port.
+//!
+//! A "replica" here is one store handle as a replica process would make it: its own
+//! connection to Redis, or a handle on the shared in-process store.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use stateless_mcp::tasks::{
+    Lease, MemoryTaskStore, Replaced, TaskRecord, TaskStatus, TaskStore, TaskWork, Updated,
+    fail_lapsed, now_ms,
+};
+
+use super::support;
+
+/// Makes the store handle of one replica.
+trait Cluster {
+    fn replica(&self) -> Arc<dyn TaskStore>;
+}
+
+/// One in-process store shared by every "replica".
+struct Memory(Arc<MemoryTaskStore>);
+
+impl Cluster for Memory {
+    fn replica(&self) -> Arc<dyn TaskStore> {
+        self.0.clone()
+    }
+}
+
+fn fresh_id(what: &str) -> String {
+    format!("{what}-{}-{}", support::brokers::free_port(), now_ms())
+}
+
+fn task(id: &str, ttl_ms: u64) -> TaskRecord {
+    TaskRecord::new(id, TaskWork::new("slow", json!({"n": 1})), ttl_ms, 250)
+}
+
+fn lease(replica: &str, for_ms: u64) -> Option<Lease> {
+    Some(Lease {
+        replica: replica.into(),
+        until: now_ms() + for_ms,
+    })
+}
+
+/// A task created on one replica reads back the same on every other; an id is created once.
+async fn created_tasks_are_seen_everywhere_and_ids_are_unique(cluster: &dyn Cluster) {
+    let (a, b) = (cluster.replica(), cluster.replica());
+    let id = fresh_id("create");
+    let t = task(&id, 60_000).with_principal(Some("alice".into()));
+    assert!(a.create(&t).await.unwrap());
+    assert_eq!(b.get(&id).await.unwrap(), Some(t.clone()));
+    let other = task(&id, 1_000);
+    assert!(
+        !b.create(&other).await.unwrap(),
+        "a second create is refused"
+    );
+    assert_eq!(a.get(&id).await.unwrap(), Some(t), "and changed nothing");
+    assert_eq!(a.get(&fresh_id("never")).await.unwrap(), None);
+}
+
+/// Concurrent writers on several replicas never lose an update: each of them adds its own
+/// answer, and every answer is there at the end.
+async fn concurrent_updates_lose_nothing(cluster: &dyn Cluster) {
+    let id = fresh_id("race");
+    let first = cluster.replica();
+    assert!(first.create(&task(&id, 60_000)).await.unwrap());
+    let mut writers = Vec::new();
+    for r in 0..3 {
+        let store = cluster.replica();
+        let id = id.clone();
+        writers.push(tokio::spawn(async move {
+            for n in 0..20 {
+                let key = format!("r{r}-{n}");
+                let updated = store
+                    .update(&id, |t| {
+                        t.work.responses.insert(key.clone(), json!({"n": n}));
+                        true
+                    })
+                    .await
+                    .unwrap();
+                assert!(matches!(updated, Updated::Changed(_)), "{updated:?}");
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    let t = first.get(&id).await.unwrap().unwrap();
+    assert_eq!(t.work.responses.len(), 60, "no update was lost");
+    assert_eq!(t.version, 61, "one version per update");
+}
+
+/// A replace over an old version is refused with what the store holds now.
+async fn stale_writes_are_refused(cluster: &dyn Cluster) {
+    let (a, b) = (cluster.replica(), cluster.replica());
+    let id = fresh_id("stale");
+    let t = task(&id, 60_000);
+    assert!(a.create(&t).await.unwrap());
+    let mut on_a = t.clone();
+    on_a.version = 2;
+    on_a.status_message = Some("a".into());
+    let mut on_b = t.clone();
+    on_b.version = 2;
+    on_b.status_message = Some("b".into());
+    assert_eq!(a.replace(&on_a).await.unwrap(), Replaced::Done);
+    assert_eq!(
+        b.replace(&on_b).await.unwrap(),
+        Replaced::Stale(Box::new(on_a.clone())),
+        "b read version 1 too; a came first"
+    );
+    let mut skipping = on_a.clone();
+    skipping.version = 5;
+    assert!(matches!(
+        b.replace(&skipping).await.unwrap(),
+        Replaced::Stale(_)
+    ));
+    let mut unknown = task(&fresh_id("unknown"), 60_000);
+    unknown.version = 2;
+    assert_eq!(a.replace(&unknown).await.unwrap(), Replaced::Gone);
+}
+
+/// Once completed, failed or cancelled, a task never changes again.
+async fn terminal_states_are_final(cluster: &dyn Cluster) {
+    let (a, b) = (cluster.replica(), cluster.replica());
+    for end in [
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+        TaskStatus::Cancelled,
+    ] {
+        let id = fresh_id("final");
+        assert!(
+            a.create(&task(&id, 60_000).with_lease(lease("a", 60_000)))
+                .await
+                .unwrap()
+        );
+        let ended = a
+            .update(&id, |t| {
+                t.set_status(end);
+                true
+            })
+            .await
+            .unwrap();
+        let Updated::Changed(ended) = ended else {
+            panic!("{ended:?}")
+        };
+        assert_eq!(ended.status, end);
+        assert_eq!(ended.lease, None, "an ended task holds no lease");
+        // Another replica tries to move it on, by the book and not.
+        let mut called = false;
+        let again = b
+            .update(&id, |t| {
+                called = true;
+                t.set_status(TaskStatus::Working);
+                true
+            })
+            .await
+            .unwrap();
+        assert_eq!(again, Updated::Unchanged(ended.clone()));
+        assert!(!called, "a terminal task is not handed to a change");
+        let mut forced = ended.clone();
+        forced.version += 1;
+        forced.set_status(TaskStatus::Cancelled);
+        assert_eq!(
+            b.replace(&forced).await.unwrap(),
+            Replaced::Stale(Box::new(ended.clone()))
+        );
+        assert_eq!(b.get(&id).await.unwrap(), Some(ended));
+    }
+}
+
+/// A task is readable for its ttl after its last write, then forgotten.
+async fn tasks_expire_after_their_ttl(cluster: &dyn Cluster) {
+    let (a, b) = (cluster.replica(), cluster.replica());
+    let id = fresh_id("ttl");
+    assert!(a.create(&task(&id, 600)).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // A write restarts the ttl.
+    let touched = b
+        .update(&id, |t| {
+            t.set_status(TaskStatus::Completed);
+            true
+        })
+        .await
+        .unwrap();
+    assert!(matches!(touched, Updated::Changed(_)), "{touched:?}");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(
+        a.get(&id).await.unwrap().is_some(),
+        "readable for its ttl after the last write"
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while a.get(&id).await.unwrap().is_some() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the task was not forgotten after its ttl"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(b.update(&id, |_| true).await.unwrap(), Updated::Gone);
+    assert!(
+        a.create(&task(&id, 600)).await.unwrap(),
+        "an expired id is free again"
+    );
+}
+
+/// A running task whose lease lapses is found by any replica and failed once; one whose
+/// lease is renewed is left alone.
+async fn lapsed_leases_fail_their_tasks(cluster: &dyn Cluster) {
+    let (owner, a, b) = (cluster.replica(), cluster.replica(), cluster.replica());
+    let dying = fresh_id("dying");
+    let alive = fresh_id("alive");
+    let waiting = fresh_id("waiting");
+    for id in [&dying, &alive] {
+        assert!(
+            owner
+                .create(&task(id, 60_000).with_lease(lease("owner", 300)))
+                .await
+                .unwrap()
+        );
+    }
+    let mut asking = task(&waiting, 60_000);
+    asking.set_status(TaskStatus::InputRequired);
+    assert!(owner.create(&asking).await.unwrap());
+    let early = a.lapsed(now_ms(), 1_000).await.unwrap();
+    assert!(
+        !early.contains(&dying) && !early.contains(&alive),
+        "{early:?}"
+    );
+    // The owner renews one lease, then "dies".
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let renewed = owner
+        .update(&alive, |t| {
+            t.lease = lease("owner", 60_000);
+            true
+        })
+        .await
+        .unwrap();
+    assert!(matches!(renewed, Updated::Changed(_)));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let now = now_ms();
+    let listed = b.lapsed(now, 1_000).await.unwrap();
+    assert!(listed.contains(&dying), "{listed:?}");
+    assert!(!listed.contains(&alive) && !listed.contains(&waiting));
+    // Two replicas sweep at once: the task fails exactly once.
+    let (on_a, on_b) = tokio::join!(fail_lapsed(&*a, now), fail_lapsed(&*b, now));
+    let failed: Vec<TaskRecord> = on_a
+        .unwrap()
+        .into_iter()
+        .chain(on_b.unwrap())
+        .filter(|t| t.id == dying)
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let seen = owner.get(&dying).await.unwrap().unwrap();
+    assert_eq!(seen.status, TaskStatus::Failed);
+    assert_eq!(seen.error.as_ref().unwrap()["code"], -32603);
+    assert!(seen.lease.is_none());
+    assert_eq!(
+        owner.get(&alive).await.unwrap().unwrap().status,
+        TaskStatus::Working
+    );
+    assert!(!a.lapsed(now_ms(), 1_000).await.unwrap().contains(&dying));
+}
+
+async fn contract(cluster: &dyn Cluster) {
+    created_tasks_are_seen_everywhere_and_ids_are_unique(cluster).await;
+    concurrent_updates_lose_nothing(cluster).await;
+    stale_writes_are_refused(cluster).await;
+    terminal_states_are_final(cluster).await;
+    tasks_expire_after_their_ttl(cluster).await;
+    lapsed_leases_fail_their_tasks(cluster).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_contract() {
+    contract(&Memory(Arc::new(MemoryTaskStore::default()))).await;
+}
+
+#[cfg(feature = "redis")]
+mod redis {
+    use super::support::brokers::RedisServer;
+    use super::*;
+    use stateless_mcp::ErrorKind;
+    use stateless_mcp::tasks::RedisTaskStore;
+
+    struct OnRedis<'a>(&'a RedisServer, String);
+
+    impl Cluster for OnRedis<'_> {
+        fn replica(&self) -> Arc<dyn TaskStore> {
+            Arc::new(RedisTaskStore::connect(&self.0.url(), self.1.clone()).unwrap())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn contract_on_redis() {
+        let redis = RedisServer::start();
+        contract(&OnRedis(&redis, fresh_id("contract"))).await;
+    }
+
+    /// Prefixes keep deployments apart; a lost Redis is an error, never "unknown task", and
+    /// the store works again once Redis is back.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn prefixes_isolate_and_a_lost_redis_is_an_error() {
+        let mut redis = RedisServer::start();
+        let (one, two) = (
+            OnRedis(&redis, "one".into()).replica(),
+            OnRedis(&redis, "two".into()).replica(),
+        );
+        let id = fresh_id("shared");
+        assert!(one.create(&task(&id, 60_000)).await.unwrap());
+        assert_eq!(two.get(&id).await.unwrap(), None);
+        assert!(two.create(&task(&id, 60_000)).await.unwrap());
+        redis.kill();
+        let err = one.get(&id).await.expect_err("no Redis, no answer");
+        assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+        let err = one
+            .update(&id, |_| true)
+            .await
+            .expect_err("no Redis, no write");
+        assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+        redis.restart();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let fresh = loop {
+            match one.create(&task(&fresh_id("after"), 60_000)).await {
+                Ok(created) => break created,
+                Err(e) => {
+                    assert!(
+                        tokio::time::Instant::now() < deadline,
+                        "the store did not recover: {e}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        };
+        assert!(fresh, "the store works again once Redis is back");
+    }
+
+    /// What is stored is the documented layout, readable by other programs.
+    #[tokio::test]
+    async fn the_layout_is_the_documented_one() {
+        let redis = RedisServer::start();
+        let store = OnRedis(&redis, "layout".into()).replica();
+        let id = fresh_id("layout");
+        let t = task(&id, 60_000).with_lease(lease("r1", 30_000));
+        assert!(store.create(&t).await.unwrap());
+        let client = ::redis::Client::open(redis.url()).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let (v, s, d): (u64, String, String) = ::redis::cmd("HMGET")
+            .arg(format!("layout.task.{id}"))
+            .arg("v")
+            .arg("s")
+            .arg("d")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!((v, s.as_str()), (1, "working"));
+        let record: serde_json::Value = serde_json::from_str(&d).unwrap();
+        assert_eq!(record["id"], id.as_str());
+        assert_eq!(record["work"]["tool"], "slow");
+        let ttl: i64 = ::redis::cmd("PTTL")
+            .arg(format!("layout.task.{id}"))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(ttl > 50_000 && ttl <= 60_000, "{ttl}");
+        let score: f64 = ::redis::cmd("ZSCORE")
+            .arg("layout.tasks.leases")
+            .arg(&id)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(score as u64, t.lease.unwrap().until);
+    }
+}
