@@ -103,7 +103,10 @@ pub async fn replica(args: &[&str]) -> Replica {
     let mut child = Command::new(&bin)
         .args(["--listen", "127.0.0.1:0", "--fixtures", "conformance"])
         .args(args)
-        .env("MCP_LOG", "warn,stateless_mcp::app=info,stateless_mcp::runner=info")
+        .env(
+            "MCP_LOG",
+            "warn,stateless_mcp::app=info,stateless_mcp::runner=info",
+        )
         .env("NO_COLOR", "1")
         .stderr(Stdio::piped())
         .kill_on_drop(true)

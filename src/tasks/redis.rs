@@ -11,23 +11,21 @@ use crate::Error;
 
 /// Writes one record atomically. `ARGV[1]` is the version the stored record must have
 /// (`0`: it must not exist), then the new version, status, JSON, expiry (Unix ms), lease end
-/// (empty: no lease) and id. Answers `{2}` written, `{0}` the id exists (create), `{-1}` no
-/// such task, `{1, json}` stale (another version, or terminal).
+/// (empty: no lease), id, and a random token naming this write. Answers `{2}` written (or
+/// written by an earlier attempt of this same write), `{0}` the id exists (create), `{-1}`
+/// no such task, `{1, json}` stale (another version, or terminal).
 const WRITE: &str = r"
-local cur = redis.call('HMGET', KEYS[1], 'v', 's')
+local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'w')
+if cur[3] == ARGV[8] then return {2} end
 if ARGV[1] == '0' then
-  if cur[1] then
-    if redis.call('HGET', KEYS[1], 'd') == ARGV[4] then return {2} end
-    return {0}
-  end
+  if cur[1] then return {0} end
 else
   if not cur[1] then return {-1} end
   if cur[1] ~= ARGV[1] or cur[2] == 'completed' or cur[2] == 'failed' or cur[2] == 'cancelled' then
-    if cur[1] == ARGV[2] and redis.call('HGET', KEYS[1], 'd') == ARGV[4] then return {2} end
     return {1, redis.call('HGET', KEYS[1], 'd')}
   end
 end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'd', ARGV[4])
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'd', ARGV[4], 'w', ARGV[8])
 redis.call('PEXPIREAT', KEYS[1], ARGV[5])
 if ARGV[6] == '' then
   redis.call('ZREM', KEYS[2], ARGV[7])
@@ -56,15 +54,15 @@ return out
 ///
 /// # Layout
 ///
-/// - `PREFIX.task.ID`: a hash with `v` (version), `s` (status) and `d` (the record's JSON,
-///   [`TaskRecord`]), expiring (`PEXPIREAT`) [`ttl_ms`](TaskRecord::ttl_ms) after its last
+/// - `PREFIX.task.ID`: a hash with `v` (version), `s` (status), `d` (the record's JSON,
+///   [`TaskRecord`]) and `w` (a random token naming the last write), expiring (`PEXPIREAT`) [`ttl_ms`](TaskRecord::ttl_ms) after its last
 ///   write, or when its lease ends if that is later.
 /// - `PREFIX.tasks.leases`: a sorted set of the ids of `working` tasks, scored by the end of
 ///   their lease (Unix ms), for finding tasks whose replica died.
 ///
 /// Each write is one Lua script (`EVAL`) that checks the stored version and status and
 /// writes record, expiry and lease index together, so two replicas never both win. A write
-/// retried after a lost reply recognises its own earlier success. (The two keys of a write
+/// retried after a lost reply recognises its own earlier success by its token. (The two keys of a write
 /// differ, so Redis Cluster needs the prefix to be a hash tag, e.g. `{mcp}`.)
 #[derive(Clone)]
 pub struct RedisTaskStore {
@@ -137,10 +135,19 @@ impl RedisTaskStore {
                     .map(|l| l.until.to_string())
                     .unwrap_or_default(),
             )
-            .arg(&task.id);
+            .arg(&task.id)
+            .arg(write_token());
         let mut conn = self.conn.clone();
         crate::notify::redis_query::<redis::Value>(&mut conn, &cmd, self.context()).await
     }
+}
+
+/// A random name for one write, so that its retry after a lost reply recognises it (and
+/// two writers with the same content do not).
+fn write_token() -> String {
+    use chacha20poly1305::aead::OsRng;
+    use chacha20poly1305::aead::rand_core::RngCore as _;
+    format!("{:016x}{:016x}", OsRng.next_u64(), OsRng.next_u64())
 }
 
 /// Reads the record JSON a script or `HGET` answered.
