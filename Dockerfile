@@ -15,7 +15,12 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
  && install -D -m 0755 target/release/stateless-mcp /out/stateless-mcp
 
 # Run stage: a small Debian base, no shell tools needed at run time, a non-root user.
+# ca-certificates: the root certificates the OAuth client verifies an https:// issuer, JWKS
+# or introspection endpoint with (read from /etc/ssl/certs; SSL_CERT_FILE overrides them).
 FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin mcp
 COPY --from=build /out/stateless-mcp /usr/local/bin/stateless-mcp
 USER 10001:10001

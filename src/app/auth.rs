@@ -54,7 +54,8 @@ pub(crate) fn resource_server(config: &Config, server: &Server) -> Result<Auth, 
     let mut b = ResourceServer::builder(resource.clone())
         .required_scopes(config.auth_scopes.iter().map(|s| s.trim().to_owned()))
         .operation_scopes(server.clone())
-        .leeway(std::time::Duration::from_secs(config.auth_leeway_secs));
+        .leeway(std::time::Duration::from_secs(config.auth_leeway_secs))
+        .allow_http(config.auth_allow_http);
     if let Some(i) = &config.auth_issuer {
         b = b.issuer(i.clone());
     }

@@ -7,6 +7,8 @@ use oauth2::url::Url;
 use serde::Deserialize;
 use tokio::sync::OnceCell;
 
+use super::transport_policy;
+
 /// The parts of the issuer's metadata the resource server uses.
 #[derive(Clone, Debug, Deserialize)]
 pub(crate) struct IssuerMetadata {
@@ -24,6 +26,8 @@ pub(crate) struct Discovery {
     http: reqwest::Client,
     issuer: String,
     retry_after: Duration,
+    /// Whether the URLs the metadata names may be plain `http://` on any host.
+    allow_http: bool,
     metadata: OnceCell<IssuerMetadata>,
     last_failure: std::sync::Mutex<Option<Instant>>,
 }
@@ -44,11 +48,17 @@ pub(crate) fn candidate_urls(issuer: &Url) -> Vec<String> {
 }
 
 impl Discovery {
-    pub(crate) fn new(http: reqwest::Client, issuer: String, retry_after: Duration) -> Self {
+    pub(crate) fn new(
+        http: reqwest::Client,
+        issuer: String,
+        retry_after: Duration,
+        allow_http: bool,
+    ) -> Self {
         Discovery {
             http,
             issuer,
             retry_after,
+            allow_http,
             metadata: OnceCell::new(),
             last_failure: std::sync::Mutex::new(None),
         }
@@ -78,7 +88,7 @@ impl Discovery {
         let mut last_error = String::from("no discovery document found");
         for url in candidate_urls(&issuer) {
             match self.fetch_one(&url).await {
-                Ok(m) if m.issuer == self.issuer => return Ok(m),
+                Ok(m) if m.issuer == self.issuer => return self.checked(m),
                 Ok(m) => {
                     // RFC 8414 §3.3: a document naming another issuer must not be used.
                     last_error = format!("{url} names issuer {:?}", m.issuer);
@@ -89,6 +99,18 @@ impl Discovery {
         Err(last_error)
     }
 
+    /// Refuses metadata that sends the resource server to a URL it must not use (plain
+    /// `http://` off loopback): the keys or answers it would fetch there could be forged.
+    fn checked(&self, m: IssuerMetadata) -> Result<IssuerMetadata, String> {
+        if let Some(u) = &m.jwks_uri {
+            transport_policy::check_str("the issuer's jwks_uri", u, self.allow_http)?;
+        }
+        if let Some(u) = &m.introspection_endpoint {
+            transport_policy::check_str("the issuer's introspection_endpoint", u, self.allow_http)?;
+        }
+        Ok(m)
+    }
+
     async fn fetch_one(&self, url: &str) -> Result<IssuerMetadata, String> {
         let response = self
             .http
@@ -96,7 +118,7 @@ impl Discovery {
             .header(http::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| transport_policy::error_chain(&e))?;
         if !response.status().is_success() {
             return Err(format!("HTTP {}", response.status()));
         }
@@ -107,6 +129,40 @@ impl Discovery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn metadata(jwks: &str, introspection: &str) -> IssuerMetadata {
+        IssuerMetadata {
+            issuer: "https://as.example.com".into(),
+            jwks_uri: Some(jwks.into()),
+            introspection_endpoint: Some(introspection.into()),
+        }
+    }
+
+    #[test]
+    fn discovered_urls_must_be_https_off_loopback() {
+        let http = super::super::http_client::build(Duration::from_secs(1)).unwrap();
+        let strict = Discovery::new(
+            http.clone(),
+            "https://as.example.com".into(),
+            Duration::ZERO,
+            false,
+        );
+        let ok = metadata("https://as.example.com/jwks", "http://127.0.0.1:9/i");
+        assert!(strict.checked(ok).is_ok());
+        let e = strict
+            .checked(metadata("http://as.example.com/jwks", "https://as/i"))
+            .unwrap_err();
+        assert!(e.contains("the issuer's jwks_uri"), "{e}");
+        let e = strict
+            .checked(metadata("https://as/jwks", "http://as.example.com/i"))
+            .unwrap_err();
+        assert!(e.contains("introspection_endpoint"), "{e}");
+        let lax = Discovery::new(http, "https://as.example.com".into(), Duration::ZERO, true);
+        assert!(
+            lax.checked(metadata("http://as.example.com/jwks", "http://as/i"))
+                .is_ok()
+        );
+    }
 
     #[test]
     fn discovery_urls() {

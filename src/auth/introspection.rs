@@ -137,6 +137,7 @@ impl Introspector {
             .request_async(&self.http)
             .await
             .map_err(|e| {
+                let e = super::transport_policy::error_chain(&e);
                 tracing::warn!(error = %e, "token introspection failed");
                 Rejection::invalid_token("The token could not be verified")
             })?;

@@ -196,7 +196,7 @@ impl KeyStore {
             .header(http::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| format!("{url}: {e}"))?;
+            .map_err(|e| format!("{url}: {}", super::transport_policy::error_chain(&e)))?;
         if !response.status().is_success() {
             return Err(format!("{url}: HTTP {}", response.status()));
         }

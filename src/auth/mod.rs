@@ -70,6 +70,7 @@ mod metadata;
 mod resource_server;
 mod scopes;
 mod service;
+mod transport_policy;
 
 pub use future::ResponseFuture;
 pub use jsonwebtoken::Algorithm;

@@ -18,7 +18,7 @@ use super::introspection::{self, Introspector};
 use super::jwks::{KeySource, KeyStore};
 use super::jwt::{self, JwtVerifier};
 use super::scopes::ScopeRules;
-use super::{AuthLayer, bearer, metadata};
+use super::{AuthLayer, bearer, metadata, transport_policy};
 use crate::handler::{ScopeHierarchy, ScopeRequirements};
 use crate::{Error, Principal};
 
@@ -169,6 +169,7 @@ pub struct ResourceServerBuilder {
     jwt_ttl: Duration,
     jwt_capacity: usize,
     http_timeout: Duration,
+    allow_http: bool,
 }
 
 impl std::fmt::Debug for ResourceServerBuilder {
@@ -229,6 +230,7 @@ impl ResourceServerBuilder {
             jwt_ttl: Duration::from_secs(60),
             jwt_capacity: 10_000,
             http_timeout: Duration::from_secs(10),
+            allow_http: false,
         }
     }
 
@@ -349,15 +351,28 @@ impl ResourceServerBuilder {
         self
     }
 
+    /// Accepts `http://` issuer, JWKS and introspection URLs on any host (default: `https://`
+    /// only, except on a loopback host). Keys and introspection answers fetched in clear can
+    /// be replaced by anyone on the network path: allow this only where that path is trusted.
+    /// Applies to the URLs named by the issuer's discovery document too.
+    pub fn allow_http(mut self, allow: bool) -> Self {
+        self.allow_http = allow;
+        self
+    }
+
     /// Checks the settings and builds the resource server. Nothing is fetched yet: the
     /// issuer's metadata and keys are fetched on first use.
     pub fn build(self) -> Result<ResourceServer, Error> {
         let resource_url = parse_url("the resource identifier", &self.resource)?;
         if let Some(i) = &self.issuer {
-            parse_url("the issuer", i)?;
+            let url = parse_url("the issuer", i)?;
+            transport_policy::check("the issuer", &url, self.allow_http)
+                .map_err(Error::invalid_definition)?;
         }
         for u in self.jwks_uri.iter().chain(&self.introspection_endpoint) {
-            parse_url("the endpoint", u)?;
+            let url = parse_url("the endpoint", u)?;
+            transport_policy::check("the endpoint", &url, self.allow_http)
+                .map_err(Error::invalid_definition)?;
         }
         if self.issuer.is_none() && self.jwks_uri.is_some() {
             return Err(Error::invalid_definition(
@@ -405,7 +420,14 @@ impl ResourceServerBuilder {
         let discovery = self
             .issuer
             .as_ref()
-            .map(|i| Arc::new(Discovery::new(http.clone(), i.clone(), self.min_refresh)));
+            .map(|i| {
+                Arc::new(Discovery::new(
+                    http.clone(),
+                    i.clone(),
+                    self.min_refresh,
+                    self.allow_http,
+                ))
+            });
         let jwt = self.issuer.as_ref().map(|issuer| {
             let source = match (&self.jwks_uri, &discovery) {
                 (Some(u), _) => KeySource::Url(u.clone()),

@@ -9,6 +9,7 @@ mod lists;
 mod metadata;
 mod python;
 mod scopes;
+mod tls;
 mod tokens;
 
 use std::sync::Arc;

@@ -212,6 +212,22 @@ impl Authz {
     pub async fn start() -> Authz {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let issuer = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        Authz::start_on(issuer, |app| {
+            tokio::spawn(async move {
+                axum::serve(listener, app).await.unwrap();
+            })
+        })
+    }
+
+    /// Like [`Authz::start`], over HTTPS with a certificate for `localhost` signed by `ca`:
+    /// the issuer is `https://localhost:PORT`.
+    pub async fn start_tls(ca: &super::tls::TestCa) -> Authz {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("https://localhost:{}", listener.local_addr().unwrap().port());
+        Authz::start_on(issuer, |app| ca.serve(listener, app))
+    }
+
+    fn start_on(issuer: String, serve: impl FnOnce(Router) -> JoinHandle<()>) -> Authz {
         let rsa = rsa_key(0, "rsa-1");
         let ec = ec_key("ec-1");
         let state = Arc::new(AuthzState {
@@ -229,9 +245,7 @@ impl Authz {
             .route("/jwks", get(jwks))
             .route("/introspect", post(introspect))
             .with_state(state.clone());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
+        let task = serve(app);
         Authz {
             issuer,
             state,

@@ -10,6 +10,8 @@ pub mod cluster;
 pub mod listen;
 pub mod process;
 pub mod schema;
+#[cfg(feature = "auth")]
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::time::Duration;
