@@ -22,6 +22,15 @@ pub enum Fixtures {
     Conformance,
 }
 
+/// What a broker-backed bus's outage does to `/readyz` (`--bus-readiness`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BusReadiness {
+    /// The replica is not ready (503) while the bus is down.
+    Required,
+    /// `/readyz` stays 200 and lists the bus under `degraded` while it is down.
+    Report,
+}
+
 /// Format of the log lines written to stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -109,6 +118,13 @@ pub struct Config {
     #[arg(long, env = "MCP_BUS_PREFIX", default_value = "stateless-mcp", value_parser = parse_prefix)]
     pub bus_prefix: String,
 
+    /// What a broker-backed bus's outage does to `/readyz`: `required` answers 503 while it
+    /// is down; `report` stays 200 and lists it under `degraded`, so a broker every replica
+    /// shares cannot take every replica out of the load balancer at once (calls, lists and
+    /// MRTR keep working; listen streams miss other replicas' events until it is back).
+    #[arg(long, env = "MCP_BUS_READINESS", value_enum, default_value = "required")]
+    pub bus_readiness: BusReadiness,
+
     /// Where single-use `requestState` ids are recorded: `memory` (this process) or
     /// `redis://HOST:PORT[/DB]` (shared by every replica). Default: the `--bus` Redis when
     /// the bus is Redis, otherwise `memory`.
@@ -153,6 +169,12 @@ pub struct Config {
     /// Introspection endpoint, instead of the one in the issuer's discovery document.
     #[arg(long, env = "MCP_AUTH_INTROSPECTION_URL")]
     pub auth_introspection_url: Option<String>,
+
+    /// Accept plain `http://` issuer, JWKS and introspection URLs on non-loopback hosts
+    /// (default: `https://` only, except on loopback). Only where the network path to the
+    /// authorization server is trusted: keys fetched in clear can be forged.
+    #[arg(long, env = "MCP_AUTH_ALLOW_HTTP")]
+    pub auth_allow_http: bool,
 
     /// Clock leeway for token expiry checks, in seconds.
     #[arg(long, env = "MCP_AUTH_LEEWAY_SECS", default_value_t = 60)]

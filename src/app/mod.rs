@@ -9,7 +9,8 @@
 //!
 //! Components that the replica needs (the notification bus) register a readiness condition
 //! with the [`Readiness`] created in [`serve_until`] (`readiness.condition("bus")`), so
-//! `/readyz` answers 503 while they are down.
+//! `/readyz` answers 503 while they are down; with `--bus-readiness report` the bus's is an
+//! advisory condition (`readiness.advisory("bus")`): reported, never failing readiness.
 
 mod auth;
 mod bus;
@@ -22,7 +23,7 @@ use std::time::Duration;
 use axum::Router;
 use http::{HeaderName, HeaderValue};
 
-pub use config::{Config, Fixtures, LogFormat};
+pub use config::{BusReadiness, Config, Fixtures, LogFormat};
 pub use load::{REDACTED, Setting, Source};
 pub use logging::init_logging;
 
@@ -52,7 +53,11 @@ fn server_builder_with(
     config: &Config,
     readiness: Option<&Readiness>,
 ) -> Result<ServerBuilder, Error> {
-    let notifier = bus::notifier(config, readiness.map(|r| r.condition("bus")))?;
+    let condition = readiness.map(|r| match config.bus_readiness {
+        BusReadiness::Required => r.condition("bus"),
+        BusReadiness::Report => r.advisory("bus"),
+    });
+    let notifier = bus::notifier(config, condition)?;
     let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
     let mut builder = Server::builder()
         .server_info(Implementation::new(

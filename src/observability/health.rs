@@ -27,17 +27,23 @@ async fn healthz() -> Response {
 }
 
 async fn readyz(State(readiness): State<Readiness>) -> Response {
-    match readiness.check() {
-        Ok(()) => json(StatusCode::OK, serde_json::json!({ "status": "ready" })),
-        Err(reasons) => json(
+    let degraded = readiness.degraded();
+    let mut body = match readiness.check() {
+        Ok(()) => (StatusCode::OK, serde_json::json!({ "status": "ready" })),
+        Err(reasons) => (
             StatusCode::SERVICE_UNAVAILABLE,
             serde_json::json!({ "status": "not ready", "reasons": reasons }),
         ),
+    };
+    if !degraded.is_empty() {
+        body.1["degraded"] = degraded.into();
     }
+    json(body.0, body.1)
 }
 
 /// A router serving [`HEALTHZ_PATH`] (`{"status":"ok"}`) and [`READYZ_PATH`]
-/// (`{"status":"ready"}`, or 503 with `{"status":"not ready","reasons":[…]}`).
+/// (`{"status":"ready"}`, or 503 with `{"status":"not ready","reasons":[…]}`; either with
+/// `"degraded":[…]` while an [advisory](Readiness::advisory) condition does not hold).
 ///
 /// Merge it next to the MCP endpoint, outside any auth layer:
 ///

@@ -22,6 +22,22 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// readiness.set_draining();
 /// assert_eq!(readiness.check().unwrap_err(), vec!["draining".to_owned()]);
 /// ```
+///
+/// A component the replica can serve without, in a degraded way, registers an
+/// [advisory](Readiness::advisory) condition instead: its state is reported on `/readyz`
+/// (`"degraded": […]`) but never makes the replica unready. That is the choice for a broker
+/// every replica shares: were it required, its outage would fail readiness on every replica
+/// at once and empty the load balancer, although most requests still work without it.
+///
+/// ```
+/// use stateless_mcp::observability::Readiness;
+///
+/// let readiness = Readiness::new();
+/// let bus = readiness.advisory("bus");
+/// bus.not_ready("redis unreachable");
+/// assert!(readiness.is_ready());
+/// assert_eq!(readiness.degraded(), vec!["bus: redis unreachable".to_owned()]);
+/// ```
 #[derive(Clone, Default)]
 pub struct Readiness {
     inner: Arc<Inner>,
@@ -32,6 +48,8 @@ struct Inner {
     draining: AtomicBool,
     /// Conditions currently not ready: name → reason.
     not_ready: Mutex<BTreeMap<String, String>>,
+    /// Advisory conditions currently not ready: name → reason.
+    degraded: Mutex<BTreeMap<String, String>>,
 }
 
 impl std::fmt::Debug for Readiness {
@@ -39,6 +57,7 @@ impl std::fmt::Debug for Readiness {
         f.debug_struct("Readiness")
             .field("draining", &self.is_draining())
             .field("not_ready", &self.reasons())
+            .field("degraded", &self.degraded())
             .finish()
     }
 }
@@ -65,7 +84,28 @@ impl Readiness {
         Condition {
             readiness: self.clone(),
             name: name.into(),
+            advisory: false,
         }
+    }
+
+    /// A named advisory condition, initially ready: reported by [`Readiness::degraded`] (and
+    /// on `/readyz`) while it does not hold, without making the replica unready.
+    pub fn advisory(&self, name: impl Into<String>) -> Condition {
+        Condition {
+            readiness: self.clone(),
+            name: name.into(),
+            advisory: true,
+        }
+    }
+
+    /// Every advisory condition that does not hold, as `name: reason`, in name order.
+    pub fn degraded(&self) -> Vec<String> {
+        let map = self
+            .inner
+            .degraded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        map.iter().map(|(name, why)| format!("{name}: {why}")).collect()
     }
 
     /// Whether the replica is ready.
@@ -98,12 +138,13 @@ impl Readiness {
         reasons
     }
 
-    fn set(&self, name: &str, reason: Option<String>) {
-        let mut map = self
-            .inner
-            .not_ready
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+    fn set(&self, name: &str, advisory: bool, reason: Option<String>) {
+        let map = if advisory {
+            &self.inner.degraded
+        } else {
+            &self.inner.not_ready
+        };
+        let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
         match reason {
             Some(why) => {
                 map.insert(name.to_owned(), why);
@@ -115,23 +156,31 @@ impl Readiness {
     }
 }
 
-/// One named readiness condition (see [`Readiness::condition`]). Dropping it leaves its
-/// last state in place.
+/// One named readiness condition (see [`Readiness::condition`] and
+/// [`Readiness::advisory`]). Dropping it leaves its last state in place.
 #[derive(Debug, Clone)]
 pub struct Condition {
     readiness: Readiness,
     name: String,
+    advisory: bool,
 }
 
 impl Condition {
     /// The condition holds: it no longer keeps the replica from being ready.
     pub fn ready(&self) {
-        self.readiness.set(&self.name, None);
+        self.readiness.set(&self.name, self.advisory, None);
     }
 
-    /// The condition does not hold: the replica is not ready, and `/readyz` says `reason`.
+    /// The condition does not hold: the replica is not ready (an advisory condition: is
+    /// degraded), and `/readyz` says `reason`.
     pub fn not_ready(&self, reason: impl Into<String>) {
-        self.readiness.set(&self.name, Some(reason.into()));
+        self.readiness
+            .set(&self.name, self.advisory, Some(reason.into()));
+    }
+
+    /// Whether this condition only reports (see [`Readiness::advisory`]).
+    pub fn is_advisory(&self) -> bool {
+        self.advisory
     }
 
     /// The condition's name.
@@ -162,5 +211,20 @@ mod tests {
         r.set_draining();
         assert!(!r.is_ready());
         assert!(r.is_draining());
+    }
+
+    #[test]
+    fn advisory_conditions_report_without_failing_readiness() {
+        let r = Readiness::new();
+        let bus = r.advisory("bus");
+        let cache = r.condition("cache");
+        bus.not_ready("disconnected");
+        assert!(r.is_ready());
+        assert_eq!(r.degraded(), vec!["bus: disconnected".to_owned()]);
+        cache.not_ready("warming");
+        assert_eq!(r.check().unwrap_err(), vec!["cache: warming".to_owned()]);
+        bus.ready();
+        cache.ready();
+        assert!(r.is_ready() && r.degraded().is_empty());
     }
 }

@@ -77,3 +77,46 @@ async fn a_lost_broker_is_reported_and_listen_streams_are_resynced_when_it_retur
     assert_eq!(call.status, 200, "{}", call.body);
     assert_eq!(l.next_kind().await, "notifications/tools/list_changed");
 }
+
+/// `/readyz` 200 with the bus under `degraded`, within the bounded wait.
+async fn until_degraded(base: &str, degraded: bool) -> String {
+    for _ in 0..200 {
+        let (s, body) = readyz(base).await;
+        assert_eq!(s, 200, "--bus-readiness report never fails readiness: {body}");
+        if body.contains("degraded") == degraded {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("/readyz never reported degraded={degraded}");
+}
+
+#[tokio::test]
+async fn with_bus_readiness_report_a_lost_broker_degrades_without_failing_readiness() {
+    let mut redis = RedisServer::start();
+    let srv = spawn_server(&["--bus", &redis.url(), "--bus-readiness", "report"]);
+    until_degraded(&srv.base, false).await;
+    redis.kill();
+    let body = until_degraded(&srv.base, true).await;
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["status"], "ready", "{body}");
+    let reasons = v["degraded"].as_array().unwrap();
+    assert!(
+        reasons.len() == 1 && reasons[0].as_str().unwrap().starts_with("bus: "),
+        "{body}"
+    );
+    // What still works while the bus is down: lists and calls.
+    let client = Client::new(&srv.url);
+    let list = client.request("tools/list", json!(1), json!({})).await;
+    assert_eq!(list.status, 200);
+    let call = client
+        .request(
+            "tools/call",
+            json!(2),
+            json!({"name": "echo", "arguments": {"text": "still here"}}),
+        )
+        .await;
+    assert_eq!(call.status, 200, "{}", call.body);
+    redis.restart();
+    until_degraded(&srv.base, false).await;
+}
