@@ -122,7 +122,12 @@ pub struct Config {
     /// is down; `report` stays 200 and lists it under `degraded`, so a broker every replica
     /// shares cannot take every replica out of the load balancer at once (calls, lists and
     /// MRTR keep working; listen streams miss other replicas' events until it is back).
-    #[arg(long, env = "MCP_BUS_READINESS", value_enum, default_value = "required")]
+    #[arg(
+        long,
+        env = "MCP_BUS_READINESS",
+        value_enum,
+        default_value = "required"
+    )]
     pub bus_readiness: BusReadiness,
 
     /// Where single-use `requestState` ids are recorded: `memory` (this process) or

@@ -417,17 +417,14 @@ impl ResourceServerBuilder {
         }
 
         let http = super::http_client::build(self.http_timeout)?;
-        let discovery = self
-            .issuer
-            .as_ref()
-            .map(|i| {
-                Arc::new(Discovery::new(
-                    http.clone(),
-                    i.clone(),
-                    self.min_refresh,
-                    self.allow_http,
-                ))
-            });
+        let discovery = self.issuer.as_ref().map(|i| {
+            Arc::new(Discovery::new(
+                http.clone(),
+                i.clone(),
+                self.min_refresh,
+                self.allow_http,
+            ))
+        });
         let jwt = self.issuer.as_ref().map(|issuer| {
             let source = match (&self.jwks_uri, &discovery) {
                 (Some(u), _) => KeySource::Url(u.clone()),

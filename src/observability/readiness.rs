@@ -105,7 +105,9 @@ impl Readiness {
             .degraded
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        map.iter().map(|(name, why)| format!("{name}: {why}")).collect()
+        map.iter()
+            .map(|(name, why)| format!("{name}: {why}"))
+            .collect()
     }
 
     /// Whether the replica is ready.

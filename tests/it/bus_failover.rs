@@ -82,7 +82,10 @@ async fn a_lost_broker_is_reported_and_listen_streams_are_resynced_when_it_retur
 async fn until_degraded(base: &str, degraded: bool) -> String {
     for _ in 0..200 {
         let (s, body) = readyz(base).await;
-        assert_eq!(s, 200, "--bus-readiness report never fails readiness: {body}");
+        assert_eq!(
+            s, 200,
+            "--bus-readiness report never fails readiness: {body}"
+        );
         if body.contains("degraded") == degraded {
             return body;
         }

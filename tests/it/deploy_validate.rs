@@ -47,10 +47,13 @@ fn every_kubernetes_manifest_is_valid_against_the_kubernetes_schemas() {
 
     // A field the schema does not have is refused (strict), and so is a wrong type.
     let dir = TempDir::new("k8s-broken");
-    let deployment = std::fs::read_to_string(root().join("deploy/kubernetes/deployment.yaml"))
-        .unwrap();
+    let deployment =
+        std::fs::read_to_string(root().join("deploy/kubernetes/deployment.yaml")).unwrap();
     for (what, broken) in [
-        ("unknown field", deployment.replacen("replicas:", "replicaz:", 1)),
+        (
+            "unknown field",
+            deployment.replacen("replicas:", "replicaz:", 1),
+        ),
         (
             "wrong type",
             deployment.replacen("replicas: 3", "replicas: three", 1),

@@ -223,7 +223,10 @@ impl Authz {
     /// the issuer is `https://localhost:PORT`.
     pub async fn start_tls(ca: &super::tls::TestCa) -> Authz {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let issuer = format!("https://localhost:{}", listener.local_addr().unwrap().port());
+        let issuer = format!(
+            "https://localhost:{}",
+            listener.local_addr().unwrap().port()
+        );
         Authz::start_on(issuer, |app| ca.serve(listener, app))
     }
 

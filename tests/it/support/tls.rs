@@ -9,9 +9,7 @@ use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::service::TowerToHyperService;
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
-};
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -40,7 +38,8 @@ impl TestCa {
         let leaf_key = KeyPair::generate().unwrap();
         let mut leaf =
             CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
-        leaf.distinguished_name.push(DnType::CommonName, "localhost");
+        leaf.distinguished_name
+            .push(DnType::CommonName, "localhost");
         let leaf_cert = leaf.signed_by(&leaf_key, &issuer).unwrap();
 
         let dir = TempDir::new("test-ca");
