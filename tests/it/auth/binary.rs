@@ -48,18 +48,7 @@ async fn the_binary_enforces_tokens_when_configured() {
     .unwrap();
     let client = crate::support::Client::new(&server.url);
     let (h, body) = super::request("tools/list", json!({}));
-    let r = client
-        .http
-        .post(&server.url)
-        .headers(
-            h.iter()
-                .map(|(k, v)| (k.parse().unwrap(), v.parse().unwrap()))
-                .collect(),
-        )
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap();
+    let r = client.post_raw(&h, body.clone()).await;
     assert_eq!(r.status(), 401);
     assert_eq!(
         r.headers()["www-authenticate"],

@@ -32,18 +32,7 @@ async fn list_tools(server: &ServerProcess, token: &str) -> (u16, String) {
     let (mut h, body) = super::request("tools/list", json!({}));
     h.push(("authorization".into(), format!("Bearer {token}")));
     let client = crate::support::Client::new(&server.url);
-    let r = client
-        .http
-        .post(&server.url)
-        .headers(
-            h.iter()
-                .map(|(k, v)| (k.parse().unwrap(), v.parse().unwrap()))
-                .collect(),
-        )
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap();
+    let r = client.post_raw(&h, body.clone()).await;
     if r.status() != 200 {
         return (r.status().as_u16(), r.text().await.unwrap());
     }

@@ -290,6 +290,16 @@ impl Client {
         self.send_with("POST", headers, body, method).await
     }
 
+    /// POSTs exactly `headers` and `body` and returns the response unread and unchecked (for
+    /// refusals that are not MCP messages, such as OAuth errors).
+    pub async fn post_raw(&self, headers: &[(String, String)], body: String) -> reqwest::Response {
+        let mut req = self.http.post(&self.url).body(body);
+        for (k, v) in headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        req.send().await.expect("request sent")
+    }
+
     /// Like [`Client::send`] with any HTTP method.
     pub async fn send_with(
         &self,
