@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
-use super::content::Icon;
+use super::annotations::Icon;
 
 /// What a client declares it supports, per request, in
 /// `_meta["io.modelcontextprotocol/clientCapabilities"]`.

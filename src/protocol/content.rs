@@ -1,157 +1,14 @@
-//! Content blocks, embedded resource contents, annotations and icons.
+//! Content blocks: what tool results, prompt messages and sampling carry.
+//!
+//! May import: `annotations` (leaf) and `resource` (for resource links and embedded
+//! contents); nothing imports back from there.
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
-
-/// Who a piece of content is meant for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The human user.
-    User,
-    /// The model.
-    Assistant,
-}
-
-/// Hints about how content is used or shown.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Annotations {
-    /// Intended audience.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audience: Option<Vec<Role>>,
-    /// Importance from 0 to 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<f64>,
-    /// ISO 8601 time of last modification.
-    #[serde(
-        default,
-        rename = "lastModified",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub last_modified: Option<String>,
-}
-
-/// An icon for a tool, resource, prompt or implementation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Icon {
-    /// URI of the icon (may be a `data:` URI).
-    pub src: String,
-    /// MIME type.
-    #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Sizes such as `"48x48"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sizes: Option<Vec<String>>,
-    /// The theme the icon is drawn for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theme: Option<IconTheme>,
-}
-
-/// `"light"` or `"dark"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IconTheme {
-    /// For light backgrounds.
-    Light,
-    /// For dark backgrounds.
-    Dark,
-}
-
-impl Icon {
-    /// An icon at `src`.
-    pub fn new(src: impl Into<String>) -> Self {
-        Icon {
-            src: src.into(),
-            mime_type: None,
-            sizes: None,
-            theme: None,
-        }
-    }
-}
-
-/// The contents of a resource: text or a base64 blob.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ResourceContents {
-    /// Text contents.
-    Text {
-        /// The resource URI.
-        uri: String,
-        /// MIME type.
-        #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
-        mime_type: Option<String>,
-        /// The text.
-        text: String,
-        /// Metadata.
-        #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
-        meta: Option<JsonObject>,
-    },
-    /// Binary contents, base64-encoded.
-    Blob {
-        /// The resource URI.
-        uri: String,
-        /// MIME type.
-        #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
-        mime_type: Option<String>,
-        /// Base64 of the bytes.
-        blob: String,
-        /// Metadata.
-        #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
-        meta: Option<JsonObject>,
-    },
-}
-
-impl ResourceContents {
-    /// The length of the text or base64 blob.
-    pub(crate) fn payload_len(&self) -> usize {
-        match self {
-            ResourceContents::Text { text, .. } => text.len(),
-            ResourceContents::Blob { blob, .. } => blob.len(),
-        }
-    }
-
-    /// Text contents of `uri`.
-    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
-        ResourceContents::Text {
-            uri: uri.into(),
-            mime_type: None,
-            text: text.into(),
-            meta: None,
-        }
-    }
-
-    /// Binary contents of `uri`, base64-encoded here.
-    pub fn blob(uri: impl Into<String>, bytes: &[u8]) -> Self {
-        ResourceContents::Blob {
-            uri: uri.into(),
-            mime_type: None,
-            blob: base64::engine::general_purpose::STANDARD.encode(bytes),
-            meta: None,
-        }
-    }
-
-    /// Sets the MIME type.
-    #[must_use]
-    pub fn with_mime_type(mut self, mime: impl Into<String>) -> Self {
-        match &mut self {
-            ResourceContents::Text { mime_type, .. } | ResourceContents::Blob { mime_type, .. } => {
-                *mime_type = Some(mime.into())
-            }
-        }
-        self
-    }
-
-    /// The URI these contents belong to.
-    pub fn uri(&self) -> &str {
-        match self {
-            ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
-        }
-    }
-}
+use super::annotations::Annotations;
+use super::resource::{Resource, ResourceContents};
 
 /// One block of content in a tool result or prompt message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,7 +59,7 @@ pub enum ContentBlock {
     },
     /// `{"type":"resource_link"}`: a pointer to a resource.
     #[serde(rename = "resource_link")]
-    ResourceLink(super::resource::Resource),
+    ResourceLink(Resource),
     /// `{"type":"resource"}`: an embedded resource.
     #[serde(rename = "resource")]
     Resource {
@@ -283,7 +140,7 @@ impl ContentBlock {
     }
 
     /// A resource link block.
-    pub fn resource_link(resource: super::resource::Resource) -> Self {
+    pub fn resource_link(resource: Resource) -> Self {
         ContentBlock::ResourceLink(resource)
     }
 

@@ -9,23 +9,9 @@ use serde_json::value::RawValue;
 use super::JsonObject;
 use super::capabilities::{ClientCapabilities, Implementation};
 use super::error::ErrorObject;
+use super::ids::ProgressToken;
+use super::keys::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY};
 use super::notification::LoggingLevel;
-
-/// `_meta` key: the protocol version of this request (required).
-pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-/// `_meta` key: the client's capabilities for this request (required).
-pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
-/// `_meta` key: the client's self-reported implementation (optional).
-pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
-/// `_meta` key: the requested log level (optional, deprecated).
-pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
-/// `_meta` key on results: the server's implementation.
-pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
-/// `_meta` key on listen-stream notifications: the subscription id.
-pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// A progress token: a string or an integer.
-pub type ProgressToken = super::jsonrpc::RequestId;
 
 /// The validated `_meta` of a request.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -4,12 +4,15 @@
 //! `_meta` that the server stamps with `io.modelcontextprotocol/serverInfo`; wire errors are
 //! [`ErrorObject`]s built with one named constructor per code.
 
+mod annotations;
 mod capabilities;
 mod completion;
 mod content;
 mod discover;
 mod error;
+mod ids;
 mod jsonrpc;
+mod keys;
 mod lists;
 mod meta;
 pub mod methods;
@@ -28,6 +31,7 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// The protocol revision this crate implements.
 pub const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";
 
+pub use annotations::{Annotations, Icon, IconTheme, Role};
 pub use capabilities::{
     ClientCapabilities, ElicitationCapability, Implementation, ListChangedCapability,
     ResourcesCapability, SamplingCapability, ServerCapabilities,
@@ -36,20 +40,20 @@ pub use completion::{
     CompleteRequest, CompleteResult, Completion, CompletionArgument, CompletionContext,
     CompletionReference, MAX_COMPLETION_VALUES,
 };
-pub use content::{Annotations, ContentBlock, Icon, IconTheme, ResourceContents, Role};
+pub use content::ContentBlock;
 pub use discover::DiscoverResult;
 pub use error::{ErrorCode, ErrorObject};
-pub use jsonrpc::{
-    ErrorResponse, IdField, IncomingMessage, JSONRPC_VERSION, Notification, RequestId, ResponseRef,
+pub use ids::{IdField, ProgressToken, RequestId};
+pub use jsonrpc::{ErrorResponse, IncomingMessage, JSONRPC_VERSION, Notification, ResponseRef};
+pub use keys::{
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
 };
 pub use lists::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
 };
 pub(crate) use meta::MetaWire;
-pub use meta::{
-    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, ProgressToken,
-    RequestMeta, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY,
-};
+pub use meta::RequestMeta;
 pub use mrtr::{
     CreateMessageParams, CreateMessageResult, ELICITATION_CREATE, ElicitAction, ElicitParams,
     ElicitResult, FormMode, InputRequest, InputRequiredResult, InputResponse, ListRootsParams,
@@ -60,7 +64,7 @@ pub use notification::{
     LOG_MESSAGE_METHOD, LogMessageParams, LoggingLevel, PROGRESS_METHOD, ProgressParams,
 };
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
-pub use resource::{ReadResourceResult, Resource, ResourceTemplate};
+pub use resource::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 pub use result::{CachePolicy, CacheScope, ResultMeta, ResultType, StampResult};
 pub use subscription::{
     AcknowledgedParams, ListChangedParams, ListenResultMeta, PROMPTS_LIST_CHANGED,

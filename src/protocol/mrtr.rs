@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::JsonObject;
+use super::annotations::Role;
 use super::capabilities::ClientCapabilities;
-use super::content::Role;
 use super::result::{ResultMeta, ResultType, StampResult};
 use super::tool::Tool;
 

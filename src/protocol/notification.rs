@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::JsonObject;
-use super::meta::ProgressToken;
+use super::ids::ProgressToken;
 
 /// `notifications/progress`.
 pub const PROGRESS_METHOD: &str = "notifications/progress";

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
-use super::content::{ContentBlock, Icon, Role};
+use super::annotations::{Icon, Role};
+use super::content::ContentBlock;
 use super::result::{ResultMeta, ResultType, StampResult};
 
 /// A prompt as listed by `prompts/list`.

@@ -1,9 +1,13 @@
-//! Resources, resource templates and `resources/read` results.
+//! Resources, resource templates, their contents and `resources/read` results.
+//!
+//! May import: `annotations` and `result`; not `content` (content embeds resources, not the
+//! other way round).
 
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use super::JsonObject;
-use super::content::{Annotations, Icon, ResourceContents};
+use super::annotations::{Annotations, Icon};
 use super::result::{CachePolicy, ResultMeta, ResultType, StampResult};
 
 /// A resource as listed by `resources/list` (and as a `resource_link` content block).
@@ -99,6 +103,86 @@ impl ResourceTemplate {
     }
 }
 
+/// The contents of a resource: text or a base64 blob.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResourceContents {
+    /// Text contents.
+    Text {
+        /// The resource URI.
+        uri: String,
+        /// MIME type.
+        #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// The text.
+        text: String,
+        /// Metadata.
+        #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<JsonObject>,
+    },
+    /// Binary contents, base64-encoded.
+    Blob {
+        /// The resource URI.
+        uri: String,
+        /// MIME type.
+        #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Base64 of the bytes.
+        blob: String,
+        /// Metadata.
+        #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<JsonObject>,
+    },
+}
+
+impl ResourceContents {
+    /// The length of the text or base64 blob.
+    pub(crate) fn payload_len(&self) -> usize {
+        match self {
+            ResourceContents::Text { text, .. } => text.len(),
+            ResourceContents::Blob { blob, .. } => blob.len(),
+        }
+    }
+
+    /// Text contents of `uri`.
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        ResourceContents::Text {
+            uri: uri.into(),
+            mime_type: None,
+            text: text.into(),
+            meta: None,
+        }
+    }
+
+    /// Binary contents of `uri`, base64-encoded here.
+    pub fn blob(uri: impl Into<String>, bytes: &[u8]) -> Self {
+        ResourceContents::Blob {
+            uri: uri.into(),
+            mime_type: None,
+            blob: base64::engine::general_purpose::STANDARD.encode(bytes),
+            meta: None,
+        }
+    }
+
+    /// Sets the MIME type.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime: impl Into<String>) -> Self {
+        match &mut self {
+            ResourceContents::Text { mime_type, .. } | ResourceContents::Blob { mime_type, .. } => {
+                *mime_type = Some(mime.into())
+            }
+        }
+        self
+    }
+
+    /// The URI these contents belong to.
+    pub fn uri(&self) -> &str {
+        match self {
+            ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
+        }
+    }
+}
+
 /// The result of `resources/read`. The server adds `ttlMs` and `cacheScope`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -145,7 +229,7 @@ impl StampResult for ReadResourceResult {
     fn content_size_hint(&self) -> usize {
         self.contents
             .iter()
-            .map(super::content::ResourceContents::payload_len)
+            .map(ResourceContents::payload_len)
             .sum()
     }
 }

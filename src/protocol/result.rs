@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::JsonObject;
 use super::capabilities::Implementation;
-use super::meta::SERVER_INFO_KEY;
+use super::keys::SERVER_INFO_KEY;
 
 /// The discriminator every result carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::jsonrpc::RequestId;
+use super::ids::RequestId;
 use super::result::ResultType;
 
 /// `notifications/subscriptions/acknowledged`.

@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::JsonObject;
-use super::content::{ContentBlock, Icon};
+use super::annotations::Icon;
+use super::content::ContentBlock;
 use super::result::{ResultMeta, ResultType, StampResult};
 
 /// A tool as listed by `tools/list`.
