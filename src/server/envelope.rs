@@ -7,10 +7,13 @@
 //! ladder reports exactly what is wrong, with the code it calls for (`-32700`, `-32600`,
 //! `-32602`). Both reads accept the same requests: the one-pass read is never more lenient.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+use crate::protocol::strict::json_str;
 use crate::protocol::{ErrorObject, IdField, IncomingMessage, MetaWire, RequestMeta};
 
 /// Every params member the dispatcher may need besides `_meta`, left raw; `_meta` as `M`
@@ -206,6 +209,25 @@ pub(super) fn read(body: &[u8]) -> Result<Message<'_>, ErrorObject> {
         result: m.result,
         error: m.error,
     })
+}
+
+/// A params member that must be a string (`-32602` when missing or not a string).
+pub(super) fn string_field<'a>(
+    raw: Option<&'a RawValue>,
+    field: &str,
+) -> Result<Cow<'a, str>, ErrorObject> {
+    let raw =
+        raw.ok_or_else(|| ErrorObject::invalid_params(format!("Missing required params.{field}")))?;
+    json_str(raw)
+        .ok_or_else(|| ErrorObject::invalid_params(format!("params.{field} must be a string")))
+}
+
+/// A params member that may be absent but must be a string when present.
+pub(super) fn optional_string<'a>(
+    raw: Option<&'a RawValue>,
+    field: &str,
+) -> Result<Option<Cow<'a, str>>, ErrorObject> {
+    raw.map(|r| string_field(Some(r), field)).transpose()
 }
 
 #[cfg(test)]

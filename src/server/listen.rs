@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use super::outcome::Reply;
+use super::reply::Reply;
 use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints};
 use crate::observability::metrics;
 use crate::protocol::{

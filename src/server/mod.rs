@@ -5,25 +5,44 @@
 //! extracted (or `None` where the transport has no headers, as on stdio), and its request
 //! extensions. It gets back an [`Outcome`]: a notification was accepted, a reply is ready, or
 //! a handler is running and may send notifications before its reply.
+//!
+//! # Layout (arrows point down the list, never up)
+//!
+//! - `ladder`: [`Server::handle`], the validation ladder in order, and routing.
+//! - `methods/`: one file per method family that runs a handler (`tools/call`,
+//!   `resources/read`, `prompts/get`, `completion/complete`); `lists` and `listen` answer
+//!   the lists, `server/discover` and `subscriptions/listen`.
+//! - `runner`: running a handler (context, cancellation, panic isolation, stamping).
+//! - `mrtr`: what a retry brings, single-use claims, sealing `input_required` answers.
+//! - `seal/`: the key ring, bindings, and sealed tokens.
+//! - `envelope` (reading the body), `mirror` (header checks), `cursor`, `scopes`.
+//! - `outcome` and `reply`: what goes back to the transport; `listen` builds on `reply`.
 
 mod builder;
 mod cursor;
-mod dispatch;
 mod envelope;
+mod ladder;
 mod listen;
 mod lists;
+mod methods;
 mod mirror;
+mod mrtr;
 mod outcome;
+mod reply;
+mod runner;
 mod scopes;
 mod seal;
 mod service;
+#[cfg(test)]
+mod test_support;
 
 use std::sync::Arc;
 
 pub use builder::ServerBuilder;
 pub use listen::{Listen, ListenLimits, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use mirror::{Mirrored, MirroredHeaders};
-pub use outcome::{Outcome, Reply, Running};
+pub use outcome::{Outcome, Running};
+pub use reply::Reply;
 pub use seal::{DEFAULT_STATE_TTL, MAX_STATE_BYTES, MAX_TOKEN_BYTES, StateKeys, StateKeysError};
 pub use service::Incoming;
 

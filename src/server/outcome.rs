@@ -1,114 +1,17 @@
-//! What dispatch hands back to a transport.
+//! What dispatch hands back to a transport: an [`Outcome`] (accepted, a ready [`Reply`], a
+//! [`Running`] handler, or a [`Listen`] stream).
+//!
+//! May import: `reply` and `listen` (the things an outcome holds); neither imports this.
 
 use std::fmt;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use serde::Serialize;
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::listen::Listen;
-use crate::protocol::{ErrorCode, ErrorObject, ErrorResponse, RequestId, ResponseRef};
-
-/// One encoded JSON-RPC response.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Reply {
-    /// The JSON text of the response.
-    pub body: Bytes,
-    /// The error code, when the response is an error.
-    pub error_code: Option<i32>,
-    /// Set when the server is too busy to take the request: HTTP 503 with `Retry-After`.
-    pub retry_after_secs: Option<u32>,
-}
-
-impl fmt::Debug for Reply {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Reply")
-            .field("body", &String::from_utf8_lossy(&self.body))
-            .field("error_code", &self.error_code)
-            .field("retry_after_secs", &self.retry_after_secs)
-            .finish()
-    }
-}
-
-impl Reply {
-    /// A success response carrying `result`.
-    pub(crate) fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Self {
-        Self::result_sized(id, result, 0)
-    }
-
-    /// A success response carrying `result`, which holds about `content_size` bytes of bulky
-    /// content: the buffer is sized for it once, so large results are not copied while the
-    /// buffer grows.
-    pub(crate) fn result_sized<T: Serialize + ?Sized>(
-        id: &RequestId,
-        result: &T,
-        content_size: usize,
-    ) -> Self {
-        // Room for the envelope and a typical small result besides the content (escapes may
-        // still grow it a little).
-        let mut body = Vec::with_capacity(content_size + content_size / 16 + 512);
-        match serde_json::to_writer(&mut body, &ResponseRef::new(id, result)) {
-            Ok(()) => Reply {
-                body: Bytes::from(body),
-                error_code: None,
-                retry_after_secs: None,
-            },
-            Err(e) => {
-                tracing::error!(error = %e, "a result failed to serialize");
-                Self::error(
-                    Some(id.clone()),
-                    ErrorObject::internal_error("Internal error"),
-                )
-            }
-        }
-    }
-
-    /// A success response around a result encoded already (a pre-serialized list page or
-    /// `server/discover`): the id is spliced in, the result copied once into a buffer of
-    /// the exact size.
-    pub(crate) fn encoded(id: &RequestId, result: &RawValue) -> Self {
-        const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-        const RESULT: &[u8] = br#","result":"#;
-        let result = result.get().as_bytes();
-        let id_len = match id {
-            RequestId::Number(_) => 20,
-            RequestId::String(s) => s.len() + 2,
-        };
-        let mut body = Vec::with_capacity(HEAD.len() + id_len + RESULT.len() + result.len() + 1);
-        body.extend_from_slice(HEAD);
-        serde_json::to_writer(&mut body, id).expect("a request id always serializes");
-        body.extend_from_slice(RESULT);
-        body.extend_from_slice(result);
-        body.push(b'}');
-        Reply {
-            body: Bytes::from(body),
-            error_code: None,
-            retry_after_secs: None,
-        }
-    }
-
-    /// The HTTP status this reply is sent with: 200, or the one its error code calls for.
-    pub fn http_status(&self) -> u16 {
-        if self.retry_after_secs.is_some() {
-            return 503;
-        }
-        self.error_code.map_or(200, ErrorCode::status_of)
-    }
-
-    /// An error response (no `id` when it could not be read).
-    pub(crate) fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
-        let code = error.code;
-        let body = serde_json::to_vec(&ErrorResponse::new(id, error))
-            .expect("error responses always serialize");
-        Reply {
-            body: Bytes::from(body),
-            error_code: Some(code),
-            retry_after_secs: None,
-        }
-    }
-}
+use super::reply::Reply;
+use crate::protocol::{ErrorObject, RequestId};
 
 /// A handler at work: its final reply, and the notifications it sends before it.
 pub struct Running {
@@ -144,25 +47,5 @@ pub enum Outcome {
 impl Outcome {
     pub(crate) fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
         Outcome::Ready(Reply::error(id, error))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_encoded_result_matches_a_serialized_one() {
-        let page = RawValue::from_string(r#"{"tools":[],"resultType":"complete"}"#.into()).unwrap();
-        for id in [
-            RequestId::Number(-7),
-            RequestId::Number(i64::MAX),
-            RequestId::from("a \"quoted\" id é"),
-        ] {
-            let spliced = Reply::encoded(&id, &page);
-            assert_eq!(spliced, Reply::result(&id, &*page));
-            let v: serde_json::Value = serde_json::from_slice(&spliced.body).unwrap();
-            assert_eq!(v["result"]["resultType"], "complete");
-        }
     }
 }

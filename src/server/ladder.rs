@@ -1,0 +1,382 @@
+//! The validation ladder and routing: [`Server::handle`] reads the envelope, checks each rung
+//! in order and hands the request to its method family.
+//!
+//! Order (see DESIGN §3): parse (`-32700`) → one JSON-RPC object (`-32600`) → notification
+//! accepted → removed method (`-32601`) → `_meta` (`-32602`) → `MCP-Protocol-Version`
+//! mirror (`-32020`) → version supported (`-32022`) → `Mcp-Method`/`Mcp-Name` mirrors
+//! (`-32020`) → method known and its capability advertised (`-32601`) → params (`-32602`) →
+//! `Mcp-Param-*` mirrors (`-32020`, in `tools/call`) → run. Every error echoes the request id
+//! when it could be read.
+//!
+//! May import: `envelope` (reading), `mirror` (header checks), `listen` and `lists` (the
+//! methods answered here), `outcome`/`reply`; it calls the method families in `methods`.
+//! Nothing in `server/` imports this module.
+
+use bytes::Bytes;
+use http::Extensions;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::Server;
+use super::envelope::{self, Params, optional_string};
+use super::listen::{self, Honoured};
+use super::mirror::MirroredHeaders;
+use super::outcome::Outcome;
+use super::reply::Reply;
+use crate::protocol::methods::{self, *};
+use crate::protocol::strict::json_str;
+use crate::protocol::{ErrorObject, IdField, RequestId};
+
+fn removed_method(method: &str, supported: &[&str]) -> ErrorObject {
+    let mut e = ErrorObject::method_not_found(
+        method,
+        format!(
+            "{method} was removed in protocol revision 2026-07-28; this server supports {}",
+            supported.join(", ")
+        ),
+    );
+    if let Some(Value::Object(data)) = &mut e.data {
+        data.insert("supported".into(), json!(supported));
+    }
+    e
+}
+
+fn not_advertised(method: &str, capability: &str) -> ErrorObject {
+    ErrorObject::method_not_found(
+        method,
+        format!("the server does not advertise the {capability} capability"),
+    )
+}
+
+impl Server {
+    /// Handles one incoming message: the whole validation ladder, then the method.
+    ///
+    /// `mirror` carries the values of the transport's mirrored headers (`None` for a
+    /// transport without headers, e.g. stdio); `extensions` reach handlers through
+    /// [`RequestContext::extensions`].
+    pub fn handle(
+        &self,
+        body: &Bytes,
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+    ) -> Outcome {
+        let msg = match envelope::read(body) {
+            Ok(m) => m,
+            Err(e) => return Outcome::error(None, e),
+        };
+        let echo = msg.id.echo();
+        if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+            return Outcome::error(
+                echo,
+                ErrorObject::invalid_request("jsonrpc must be \"2.0\""),
+            );
+        }
+        let Some(method_raw) = msg.method else {
+            let why = if msg.result.is_some() || msg.error.is_some() {
+                "The server does not accept JSON-RPC responses"
+            } else {
+                "Missing method"
+            };
+            return Outcome::error(echo, ErrorObject::invalid_request(why));
+        };
+        let Some(method) = json_str(method_raw) else {
+            return Outcome::error(
+                echo,
+                ErrorObject::invalid_request("method must be a string"),
+            );
+        };
+        let id = match msg.id {
+            IdField::Absent => return Outcome::Accepted,
+            IdField::Null => {
+                return Outcome::error(
+                    None,
+                    ErrorObject::invalid_request("A request id must not be null"),
+                );
+            }
+            IdField::Invalid => {
+                return Outcome::error(
+                    None,
+                    ErrorObject::invalid_request("A request id must be a string or an integer"),
+                );
+            }
+            IdField::Valid(id) => id,
+        };
+        match self.route(body, &id, &method, msg.params, mirror, extensions) {
+            Ok(outcome) => outcome,
+            Err(e) => Outcome::error(Some(id), e),
+        }
+    }
+
+    fn route(
+        &self,
+        body: &Bytes,
+        id: &RequestId,
+        method: &str,
+        params: Params<'_>,
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+    ) -> Result<Outcome, ErrorObject> {
+        let inner = &self.inner;
+        if methods::REMOVED.contains(&method) {
+            return Err(removed_method(method, &inner.supported_versions));
+        }
+        let (view, meta) = params.read()?;
+        crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
+        if let Some(m) = mirror {
+            m.check_protocol_version(&meta.protocol_version)?;
+        }
+        if !inner
+            .supported_versions
+            .contains(&meta.protocol_version.as_str())
+        {
+            return Err(ErrorObject::unsupported_protocol_version(
+                &inner.supported_versions,
+                &meta.protocol_version,
+            ));
+        }
+        if let Some(m) = mirror {
+            m.check_method(method)?;
+            if let Some(field) = methods::name_field(method) {
+                let raw = if field == "uri" { view.uri } else { view.name };
+                let body = raw.and_then(json_str);
+                m.check_name(body.as_deref())?;
+            }
+        }
+        let reg = &inner.registry;
+        let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::encoded(id, page)));
+        match method {
+            DISCOVER => ready(&inner.discover),
+            TOOLS_LIST => {
+                self.gate(!reg.tools.is_empty(), method, "tools")?;
+                ready(&inner.lists.tools.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
+            }
+            RESOURCES_LIST => {
+                self.gate(reg.has_resources(), method, "resources")?;
+                ready(&inner.lists.resources.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
+            }
+            RESOURCE_TEMPLATES_LIST => {
+                self.gate(reg.has_resources(), method, "resources")?;
+                ready(&inner.lists.templates.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
+            }
+            PROMPTS_LIST => {
+                self.gate(!reg.prompts.is_empty(), method, "prompts")?;
+                ready(&inner.lists.prompts.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
+            }
+            TOOLS_CALL => {
+                self.gate(!reg.tools.is_empty(), method, "tools")?;
+                self.call_tool(body, id, meta, &view, mirror, extensions)
+            }
+            RESOURCES_READ => {
+                self.gate(reg.has_resources(), method, "resources")?;
+                self.read_resource(id, meta, &view, extensions)
+            }
+            PROMPTS_GET => {
+                self.gate(!reg.prompts.is_empty(), method, "prompts")?;
+                self.get_prompt(id, meta, &view, extensions)
+            }
+            COMPLETION_COMPLETE => {
+                let handler = reg
+                    .completion
+                    .clone()
+                    .ok_or_else(|| not_advertised(method, "completions"))?;
+                self.complete(id, meta, body, handler, extensions)
+            }
+            SUBSCRIPTIONS_LISTEN => {
+                let honoured = Honoured {
+                    tools: !reg.tools.is_empty(),
+                    prompts: !reg.prompts.is_empty(),
+                    resources: reg.has_resources(),
+                };
+                self.gate(
+                    honoured.tools || honoured.prompts || honoured.resources,
+                    method,
+                    "listChanged or subscribe",
+                )?;
+                let filter = listen::filter(view.notifications, &honoured)?;
+                Ok(
+                    match inner.listeners.start(
+                        id.clone(),
+                        filter,
+                        inner.notifier.subscribe(),
+                        inner.server_info.clone(),
+                    ) {
+                        Ok(stream) => Outcome::Listen(stream),
+                        Err(busy) => Outcome::Ready(busy),
+                    },
+                )
+            }
+            _ => Err(ErrorObject::method_not_found(method, "unknown method")),
+        }
+    }
+
+    fn gate(&self, advertised: bool, method: &str, capability: &str) -> Result<(), ErrorObject> {
+        if advertised {
+            Ok(())
+        } else {
+            Err(not_advertised(method, capability))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::Extensions;
+    use serde_json::Value;
+
+    use super::super::test_support::{answer, code, mirror, request};
+    use super::*;
+    use crate::handler::{RequestContext, ToolDef, ToolError};
+    use crate::server::Mirrored;
+
+    fn server() -> Server {
+        Server::builder()
+            .tool(
+                ToolDef::new("echo")
+                    .input_schema(
+                        serde_json::from_str(r#"{"type":"object","properties":{"text":{"type":"string","x-mcp-header":"Text"}},"required":["text"]}"#)
+                            .unwrap(),
+                    )
+                    .raw_handler(|_ctx: RequestContext, args: Value| async move {
+                        Ok::<_, ToolError>(args["text"].as_str().unwrap_or_default().to_owned())
+                    }),
+            )
+            .build()
+            .unwrap()
+    }
+
+    fn handle(server: &Server, body: &str, mirror: Option<&MirroredHeaders>) -> Outcome {
+        server.handle(&Bytes::from(body.to_owned()), mirror, Extensions::new())
+    }
+
+    fn message(outcome: &Outcome) -> Value {
+        match outcome {
+            Outcome::Ready(r) => serde_json::from_slice(&r.body).unwrap(),
+            other => panic!("expected a ready reply, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn envelope_rungs_come_first() {
+        let s = server();
+        // Wrong jsonrpc and no method: the version is checked first.
+        let o = handle(&s, r#"{"jsonrpc":"1.0","id":7}"#, None);
+        assert_eq!(code(&o), -32600);
+        assert_eq!(message(&o)["error"]["message"], "jsonrpc must be \"2.0\"");
+        assert_eq!(message(&o)["id"], 7);
+        // A notification is accepted before its params are looked at.
+        let o = handle(
+            &s,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":[]}"#,
+            None,
+        );
+        assert!(matches!(o, Outcome::Accepted));
+        // A null id is refused before the method is routed; the error has no id.
+        let o = handle(&s, r#"{"jsonrpc":"2.0","id":null,"method":"nope"}"#, None);
+        assert_eq!(code(&o), -32600);
+        assert!(message(&o).get("id").is_none());
+    }
+
+    #[test]
+    fn a_removed_method_is_refused_before_meta_is_read() {
+        let o = handle(
+            &server(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#,
+            None,
+        );
+        assert_eq!(code(&o), -32601);
+        assert_eq!(message(&o)["error"]["data"]["supported"][0], "2026-07-28");
+    }
+
+    #[test]
+    fn meta_before_the_protocol_version_header() {
+        let mut m = mirror("tools/list", None);
+        m.protocol_version = Mirrored::Value("1999-01-01".into());
+        let o = handle(
+            &server(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+            Some(&m),
+        );
+        assert_eq!(code(&o), -32602);
+    }
+
+    #[test]
+    fn the_version_header_before_the_version_itself() {
+        let body = request("tools/list", "").replace("2026-07-28", "1999-01-01");
+        // The header disagrees with the body, and the body's version is unsupported.
+        let o = handle(&server(), &body, Some(&mirror("tools/list", None)));
+        assert_eq!(code(&o), -32020);
+        // Header and body agree on an unsupported version; Mcp-Method is wrong too.
+        let mut m = mirror("tools/call", None);
+        m.protocol_version = Mirrored::Value("1999-01-01".into());
+        let o = handle(&server(), &body, Some(&m));
+        assert_eq!(code(&o), -32022);
+    }
+
+    #[test]
+    fn method_and_name_headers_before_routing_and_params() {
+        let s = server();
+        let unknown = request("nope/nope", "");
+        let o = handle(&s, &unknown, Some(&mirror("tools/list", None)));
+        assert_eq!(
+            code(&o),
+            -32020,
+            "Mcp-Method mismatch beats an unknown method"
+        );
+        let o = handle(&s, &unknown, Some(&mirror("nope/nope", None)));
+        assert_eq!(code(&o), -32601);
+        // Mcp-Name disagrees, and the tool is unknown.
+        let call = request("tools/call", r#""name":"ghost""#);
+        let o = handle(&s, &call, Some(&mirror("tools/call", Some("echo"))));
+        assert_eq!(code(&o), -32020);
+        let o = handle(&s, &call, Some(&mirror("tools/call", Some("ghost"))));
+        assert_eq!(code(&o), -32602);
+    }
+
+    #[test]
+    fn capability_before_params() {
+        // No prompts are registered: prompts/get is not advertised, whatever its params.
+        let body = request("prompts/get", r#""name":7"#);
+        let o = handle(&server(), &body, None);
+        assert_eq!(code(&o), -32601);
+        assert_eq!(message(&o)["id"], 1);
+    }
+
+    #[test]
+    fn params_before_the_param_headers() {
+        let s = server();
+        let mut m = mirror("tools/call", Some("echo"));
+        m.params.push(("text".into(), Mirrored::Value("ho".into())));
+        // Arguments that are not an object are refused before the header comparison.
+        let body = request("tools/call", r#""name":"echo","arguments":[1]"#);
+        assert_eq!(code(&handle(&s, &body, Some(&m))), -32602);
+        // Well-formed arguments: now the disagreeing Mcp-Param-Text header counts.
+        let body = request("tools/call", r#""name":"echo","arguments":{"text":"hi"}"#);
+        assert_eq!(code(&handle(&s, &body, Some(&m))), -32020);
+    }
+
+    #[tokio::test]
+    async fn a_request_that_passes_every_rung_runs() {
+        let s = server();
+        let body = request("tools/call", r#""name":"echo","arguments":{"text":"hi"}"#);
+        let mut m = mirror("tools/call", Some("echo"));
+        m.params.push(("text".into(), Mirrored::Value("hi".into())));
+        let v = answer(handle(&s, &body, Some(&m))).await;
+        assert_eq!(v["result"]["content"][0]["text"], "hi");
+        // Invalid arguments are a tool result, not a protocol error.
+        let body = request("tools/call", r#""name":"echo","arguments":{"text":1}"#);
+        let v = answer(handle(&s, &body, None)).await;
+        assert_eq!(v["result"]["isError"], true);
+    }
+}

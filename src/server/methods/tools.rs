@@ -1,0 +1,123 @@
+//! `tools/call`: the tool by name, its arguments (an object), the `Mcp-Param-*` mirrors, the
+//! input schema (failures are results with `isError: true`), then the handler, whose
+//! `structuredContent` is checked against its `outputSchema`.
+
+use bytes::Bytes;
+use http::Extensions;
+use serde_json::{Value, json};
+
+use crate::Error;
+use crate::protocol::methods::TOOLS_CALL;
+use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId, RequestMeta};
+use crate::server::Server;
+use crate::server::envelope::{ParamsView, string_field};
+use crate::server::mirror::MirroredHeaders;
+use crate::server::outcome::Outcome;
+use crate::server::reply::Reply;
+use crate::server::seal::PendingArguments;
+
+/// How many argument-validation failures a tool error lists.
+const MAX_REPORTED_ARGUMENT_ERRORS: usize = 5;
+
+/// A tool with an `outputSchema` must return conforming `structuredContent`; a tool that
+/// does not is a server bug, reported as an internal error (and logged).
+fn check_output(schema: &jsonschema::Validator, result: &CallToolResult) -> Result<(), Error> {
+    let Some(value) = &result.structured_content else {
+        return Err(Error::internal(
+            "tool declares an outputSchema but returned no structuredContent",
+        ));
+    };
+    match schema.iter_errors(value).next() {
+        None => Ok(()),
+        Some(e) => Err(Error::internal(format!(
+            "tool output does not match its outputSchema at {}: {e}",
+            e.instance_path()
+        ))),
+    }
+}
+
+impl Server {
+    pub(in crate::server) fn call_tool(
+        &self,
+        body: &Bytes,
+        id: &RequestId,
+        meta: RequestMeta,
+        view: &ParamsView<'_>,
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+    ) -> Result<Outcome, ErrorObject> {
+        let name = string_field(view.name, "name")?;
+        let tool = self.inner.registry.tool(&name).ok_or_else(|| {
+            ErrorObject::invalid_params_with(
+                format!("Unknown tool: {name}"),
+                json!({ "name": name }),
+            )
+        })?;
+        let arguments = match view.arguments {
+            None => Value::Object(JsonObject::new()),
+            Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+                Ok(Value::Null) => Value::Object(JsonObject::new()),
+                Ok(v @ Value::Object(_)) => v,
+                _ => {
+                    return Err(ErrorObject::invalid_params(
+                        "params.arguments must be an object",
+                    ));
+                }
+            },
+        };
+        if let Some(m) = mirror {
+            m.check_params(&tool.header_params, &arguments)?;
+        }
+        // Valid arguments (the common case) are checked without collecting errors.
+        let problems: Vec<String> = if tool.validator.is_valid(&arguments) {
+            Vec::new()
+        } else {
+            tool.validator
+                .iter_errors(&arguments)
+                .take(MAX_REPORTED_ARGUMENT_ERRORS)
+                .map(|e| {
+                    let at = e.instance_path().to_string();
+                    if at.is_empty() {
+                        e.to_string()
+                    } else {
+                        format!("{at}: {e}")
+                    }
+                })
+                .collect()
+        };
+        if !problems.is_empty() {
+            let mut result = CallToolResult::error(format!(
+                "Invalid arguments for tool {name}: {}",
+                problems.join("; ")
+            ));
+            result.meta = self.inner.result_meta.clone();
+            return Ok(Outcome::Ready(Reply::result(id, &result)));
+        }
+        let raw_arguments = view.arguments.map(|r| body.slice_ref(r.get().as_bytes()));
+        let retry = self.retry_input(
+            TOOLS_CALL,
+            &name,
+            PendingArguments::Raw(raw_arguments),
+            view,
+            &extensions,
+        )?;
+        let handler = tool.handler.clone();
+        let output = tool.output_validator.clone();
+        Ok(self.run(
+            id.clone(),
+            meta,
+            extensions,
+            Some(retry),
+            move |ctx| async move {
+                let result = match handler.call(ctx, arguments).await {
+                    Ok(r) => r,
+                    Err(e) => e.into_outcome()?,
+                };
+                if let Some(schema) = output.filter(|_| !result.is_error()) {
+                    check_output(&schema, &result)?;
+                }
+                Ok(result)
+            },
+        ))
+    }
+}
