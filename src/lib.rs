@@ -103,6 +103,11 @@
 //! request's extensions.
 
 mod error;
+mod mirrored;
+#[cfg(any(feature = "redis", feature = "nats"))]
+mod redact;
+#[cfg(feature = "redis")]
+mod redis_support;
 
 pub mod app;
 #[cfg(feature = "auth")]

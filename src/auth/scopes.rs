@@ -12,8 +12,7 @@ use std::sync::Arc;
 use http::HeaderMap;
 
 use crate::handler::ScopeRequirements;
-use crate::server::Mirrored;
-use crate::transport::http::headers;
+use crate::mirrored::{self, Mirrored};
 
 /// The scope rules of a resource server.
 pub(crate) struct ScopeRules {
@@ -26,7 +25,8 @@ impl ScopeRules {
     /// Every scope the request needs, in order, without repeats.
     pub(crate) fn required(&self, request_headers: &HeaderMap) -> Vec<String> {
         let mut out = self.every_request.clone();
-        let Mirrored::Value(method) = headers::read(request_headers, headers::METHOD, false) else {
+        let Mirrored::Value(method) = mirrored::read(request_headers, mirrored::METHOD, false)
+        else {
             return out;
         };
         let mut add = |scopes: &[String]| {
@@ -39,7 +39,7 @@ impl ScopeRules {
         if let Some(s) = self.by_method.get(&method) {
             add(s);
         }
-        let name = match headers::read(request_headers, headers::NAME, true) {
+        let name = match mirrored::read(request_headers, mirrored::NAME, true) {
             Mirrored::Value(n) => Some(n),
             _ => None,
         };

@@ -69,20 +69,6 @@ impl BusOptions {
 }
 
 #[cfg(any(feature = "redis", feature = "nats"))]
-/// A broker address fit for logs and readiness reasons: credentials removed.
-pub(crate) fn redacted(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority_end = rest.find('/').unwrap_or(rest.len());
-            let (authority, path) = rest.split_at(authority_end);
-            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-            format!("{scheme}://{host}{path}")
-        }
-        None => url.to_owned(),
-    }
-}
-
-#[cfg(any(feature = "redis", feature = "nats"))]
 /// Decodes an event received from the broker; anything else is dropped with a warning.
 pub(super) fn decode(backend: &'static str, payload: &[u8]) -> Option<ChangeEvent> {
     if payload.len() > MAX_EVENT_BYTES {
@@ -122,7 +108,7 @@ impl Link {
         fanout: Fanout,
         options: &BusOptions,
     ) -> Self {
-        let target = redacted(url);
+        let target = crate::redact::redacted_url(url);
         let link = Link {
             backend,
             condition: options.readiness.clone(),
@@ -187,16 +173,6 @@ impl Link {
 #[cfg(all(test, any(feature = "redis", feature = "nats")))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn credentials_never_reach_logs() {
-        assert_eq!(
-            redacted("redis://user:secret@db.example:6379/2"),
-            "redis://db.example:6379/2"
-        );
-        assert_eq!(redacted("nats://127.0.0.1:4222"), "nats://127.0.0.1:4222");
-        assert_eq!(redacted("redis://:pw@h"), "redis://h");
-    }
 
     #[test]
     fn only_change_events_are_delivered() {

@@ -51,8 +51,6 @@ mod redis;
 
 pub use bus::{BusReceiver, Delivery, Fanout, NotifyBus};
 pub use event::{ChangeEvent, ListFingerprints};
-#[cfg(feature = "redis")]
-pub(crate) use link::redacted as redacted_url;
 pub use link::{BusOptions, MAX_EVENT_BYTES};
 pub use memory::{DEFAULT_CAPACITY, MemoryBus};
 #[cfg(feature = "nats")]
@@ -60,5 +58,3 @@ pub use nats::NatsBus;
 pub use notifier::Notifier;
 #[cfg(feature = "redis")]
 pub use redis::RedisBus;
-#[cfg(feature = "redis")]
-pub(crate) use redis::{manager_config as redis_manager_config, query_reconnecting as redis_query};

@@ -11,8 +11,9 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::bus::{BusReceiver, Fanout, NotifyBus};
 use super::event::ChangeEvent;
-use super::link::{BusOptions, Link, decode, redacted};
+use super::link::{BusOptions, Link, decode};
 use crate::Error;
+use crate::redact::redacted_url;
 
 const BACKEND: &str = "nats";
 const PING_EVERY: Duration = Duration::from_secs(5);
@@ -66,7 +67,7 @@ impl NatsBus {
     /// # Errors
     /// An invalid URL, or no Tokio runtime to run the client on.
     pub fn connect(url: &str, options: BusOptions) -> Result<Self, Error> {
-        let target = redacted(url);
+        let target = redacted_url(url);
         let addr: async_nats::ServerAddr = url
             .parse()
             .map_err(|e| Error::invalid_definition(format!("invalid NATS URL {target}: {e}")))?;

@@ -6,19 +6,19 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use futures_util::future::BoxFuture;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::bus::{BusReceiver, Fanout, NotifyBus};
 use super::event::ChangeEvent;
-use super::link::{BusOptions, Link, decode, redacted};
+use super::link::{BusOptions, Link, decode};
 use crate::Error;
+use crate::redis_support::{self, IO_TIMEOUT, query_reconnecting};
 
 const BACKEND: &str = "redis";
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 const PING_EVERY: Duration = Duration::from_secs(5);
-const IO_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A [`NotifyBus`] over Redis pub/sub: every replica configured with the same Redis and
 /// prefix receives every event. Cheap to clone; the background subscriber stops when the
@@ -80,14 +80,12 @@ impl RedisBus {
     /// # Errors
     /// An invalid URL, or no Tokio runtime to run the subscriber on.
     pub fn connect(url: &str, options: BusOptions) -> Result<Self, Error> {
-        let target = redacted(url);
-        let client = redis::Client::open(url)
-            .map_err(|e| Error::invalid_definition(format!("invalid Redis URL {target}: {e}")))?;
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
-            Error::invalid_definition("RedisBus::connect must be called within a Tokio runtime")
-        })?;
-        let publisher = ConnectionManager::new_lazy_with_config(client.clone(), manager_config())
-            .map_err(|e| Error::unavailable(format!("Redis at {target}"), e))?;
+        let redis_support::Lazy {
+            client,
+            manager: publisher,
+            target,
+            runtime,
+        } = redis_support::connect_lazy(url, "RedisBus::connect")?;
         let channel = options.channel();
         let link = Arc::new(Link::new(
             BACKEND,
@@ -136,35 +134,6 @@ impl NotifyBus for RedisBus {
     fn subscribe(&self) -> BusReceiver {
         self.inner.link.fanout().subscribe()
     }
-}
-
-/// Runs `cmd`, once more if the connection turns out broken (Redis restarted or failed over
-/// since the last command; the manager re-makes it after the first failure). A command whose
-/// first attempt did reach Redis runs twice: callers make sure that is harmless.
-pub(crate) async fn query_reconnecting<T: redis::FromRedisValue>(
-    conn: &mut ConnectionManager,
-    cmd: &redis::Cmd,
-    context: String,
-) -> Result<T, Error> {
-    let mut last = String::new();
-    for _ in 0..2 {
-        match tokio::time::timeout(IO_TIMEOUT * 2, cmd.query_async::<T>(conn)).await {
-            Ok(Ok(value)) => return Ok(value),
-            Ok(Err(e)) if e.is_connection_dropped() || e.is_io_error() => last = e.to_string(),
-            Ok(Err(e)) => return Err(Error::unavailable(context, e)),
-            Err(_) => return Err(Error::unavailable(context, "timed out")),
-        }
-    }
-    Err(Error::unavailable(context, last))
-}
-
-/// The settings of every Redis connection manager here: fail fast rather than queue.
-pub(crate) fn manager_config() -> ConnectionManagerConfig {
-    ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(IO_TIMEOUT))
-        .set_response_timeout(Some(IO_TIMEOUT))
-        .set_number_of_retries(1)
-        .set_max_delay(Duration::from_millis(500))
 }
 
 /// Keeps one subscriber connection up until `stop`, feeding what it receives into the link's

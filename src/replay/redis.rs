@@ -8,6 +8,7 @@ use redis::aio::ConnectionManager;
 
 use super::ReplayStore;
 use crate::Error;
+use crate::redis_support;
 
 /// A [`ReplayStore`] in Redis, shared by every replica using the same Redis and prefix: a
 /// claim is `SET PREFIX.replay.ID 1 NX PXAT <expiry in ms>`, so Redis forgets each id when
@@ -35,21 +36,11 @@ impl RedisReplayStore {
     /// # Errors
     /// An invalid URL, or no Tokio runtime.
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
-        let target = crate::notify::redacted_url(url);
-        let client = redis::Client::open(url)
-            .map_err(|e| Error::invalid_definition(format!("invalid Redis URL {target}: {e}")))?;
-        tokio::runtime::Handle::try_current().map_err(|_| {
-            Error::invalid_definition(
-                "RedisReplayStore::connect must be called within a Tokio runtime",
-            )
-        })?;
-        let config = crate::notify::redis_manager_config();
-        let conn = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| Error::unavailable(format!("Redis at {target}"), e))?;
+        let lazy = redis_support::connect_lazy(url, "RedisReplayStore::connect")?;
         Ok(RedisReplayStore {
-            conn,
+            conn: lazy.manager,
             prefix: prefix.into(),
-            target,
+            target: lazy.target,
         })
     }
 }
@@ -70,8 +61,8 @@ impl ReplayStore for RedisReplayStore {
             // Should a lost first attempt have reached Redis after all, the second reads as
             // a replay: a refusal, never a second use.
             let context = format!("replay store (Redis at {})", self.target);
-            let set =
-                crate::notify::redis_query::<Option<String>>(&mut conn, &cmd, context).await?;
+            let set = redis_support::query_reconnecting::<Option<String>>(&mut conn, &cmd, context)
+                .await?;
             Ok(set.is_some())
         })
     }

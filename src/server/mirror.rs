@@ -1,49 +1,19 @@
-//! Values a transport mirrors from the body into its own headers, and the checks that they
-//! agree with the body (`-32020` HeaderMismatch).
+//! The checks that the values a transport mirrors from the body into its own headers agree
+//! with the body (`-32020` HeaderMismatch).
 //!
-//! The transport extracts and decodes header values (on HTTP: `MCP-Protocol-Version`,
-//! `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`); the comparison with the body lives here because
-//! only the dispatcher knows the body and the tools' `x-mcp-header` parameters.
+//! The transport extracts and decodes header values (`crate::mirrored`, on HTTP:
+//! `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`); the comparison with the
+//! body lives here because only the dispatcher knows the body and the tools' `x-mcp-header`
+//! parameters.
+//!
+//! May import: `crate::mirrored` (the values), `handler::header_rules`, `protocol`.
 
 use serde_json::Value;
 
+pub use crate::mirrored::{Mirrored, MirroredHeaders};
+
 use crate::handler::header_rules::{HeaderParam, ParamKind};
 use crate::protocol::ErrorObject;
-
-/// One mirrored header as the transport found it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Mirrored {
-    /// Not sent.
-    #[default]
-    Absent,
-    /// Sent once, trimmed and decoded.
-    Value(String),
-    /// Sent but unusable (repeated, bad characters, bad `=?base64?…?=` encoding).
-    Invalid(String),
-}
-
-/// Every mirrored header of one request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MirroredHeaders {
-    /// `MCP-Protocol-Version`.
-    pub protocol_version: Mirrored,
-    /// `Mcp-Method`.
-    pub method: Mirrored,
-    /// `Mcp-Name`.
-    pub name: Mirrored,
-    /// `Mcp-Param-{Name}` headers: lower-cased `{Name}` and value.
-    pub params: Vec<(String, Mirrored)>,
-}
-
-impl Mirrored {
-    /// The value, when the header was sent once and is usable.
-    pub fn value(&self) -> Option<&str> {
-        match self {
-            Mirrored::Value(v) => Some(v),
-            Mirrored::Absent | Mirrored::Invalid(_) => None,
-        }
-    }
-}
 
 fn get<'a>(m: &'a Mirrored, header: &str) -> Result<Option<&'a str>, ErrorObject> {
     match m {
