@@ -1,7 +1,8 @@
 //! Neutral Redis plumbing (feature `redis`) for every Redis backend: the notification bus
-//! (`notify::RedisBus`), the replay store (`replay::RedisReplayStore`) and the shared stores
-//! to come. One lazily connected [`ConnectionManager`] per backend, configured to fail fast
-//! rather than queue, and [`query_reconnecting`], which survives one dropped connection.
+//! (`notify::RedisBus`), the replay store (`replay::RedisReplayStore`), the task store
+//! (`tasks::RedisTaskStore`) and the shared stores to come. One lazily connected
+//! [`ConnectionManager`] per backend, configured to fail fast rather than queue, and
+//! [`query_reconnecting`], which survives one dropped connection.
 //!
 //! May import: the `redis` crate, `crate::Error`, `crate::redact`. Knows no backend; the
 //! backends import it, never each other.

@@ -8,6 +8,7 @@ use redis::aio::ConnectionManager;
 use super::record::{TaskRecord, now_ms};
 use super::{Replaced, TaskStore};
 use crate::Error;
+use crate::redis_support;
 
 /// Writes one record atomically. `ARGV[1]` is the version the stored record must have
 /// (`0`: it must not exist), then the new version, status, JSON, expiry (Unix ms), lease end
@@ -87,21 +88,11 @@ impl RedisTaskStore {
     /// # Errors
     /// An invalid URL, or no Tokio runtime.
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
-        let target = crate::notify::redacted_url(url);
-        let client = redis::Client::open(url)
-            .map_err(|e| Error::invalid_definition(format!("invalid Redis URL {target}: {e}")))?;
-        tokio::runtime::Handle::try_current().map_err(|_| {
-            Error::invalid_definition(
-                "RedisTaskStore::connect must be called within a Tokio runtime",
-            )
-        })?;
-        let config = crate::notify::redis_manager_config();
-        let conn = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| Error::unavailable(format!("Redis at {target}"), e))?;
+        let lazy = redis_support::connect_lazy(url, "RedisTaskStore::connect")?;
         Ok(RedisTaskStore {
-            conn,
+            conn: lazy.manager,
             prefix: prefix.into(),
-            target,
+            target: lazy.target,
         })
     }
 
@@ -138,7 +129,7 @@ impl RedisTaskStore {
             .arg(&task.id)
             .arg(write_token());
         let mut conn = self.conn.clone();
-        crate::notify::redis_query::<redis::Value>(&mut conn, &cmd, self.context()).await
+        redis_support::query_reconnecting::<redis::Value>(&mut conn, &cmd, self.context()).await
     }
 }
 
@@ -195,7 +186,7 @@ impl TaskStore for RedisTaskStore {
             let mut conn = self.conn.clone();
             let context = self.context();
             let data: Option<Vec<u8>> =
-                crate::notify::redis_query(&mut conn, &cmd, context.clone()).await?;
+                redis_support::query_reconnecting(&mut conn, &cmd, context.clone()).await?;
             data.map(|d| decode(&d, &context)).transpose()
         })
     }
@@ -232,7 +223,7 @@ impl TaskStore for RedisTaskStore {
                 .arg(limit)
                 .arg(format!("{}.task.", self.prefix));
             let mut conn = self.conn.clone();
-            crate::notify::redis_query(&mut conn, &cmd, self.context()).await
+            redis_support::query_reconnecting(&mut conn, &cmd, self.context()).await
         })
     }
 }
