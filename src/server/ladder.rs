@@ -53,7 +53,7 @@ impl Server {
     ///
     /// `mirror` carries the values of the transport's mirrored headers (`None` for a
     /// transport without headers, e.g. stdio); `extensions` reach handlers through
-    /// [`RequestContext::extensions`].
+    /// [`RequestContext::extensions`](crate::RequestContext::extensions).
     pub fn handle(
         &self,
         body: &Bytes,
