@@ -128,6 +128,6 @@ pub use handler::{
     HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
     ResourceTemplateDef, ToolDef, ToolError,
 };
-pub use runner::Runner;
+pub use runner::{ConnectionLimits, Runner};
 pub use server::{Server, ServerBuilder, StateKeys};
 pub use transport::http::StreamableHttp;

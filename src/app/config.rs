@@ -94,6 +94,48 @@ pub struct Config {
     #[arg(long, env = "MCP_STATE_TTL_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub state_ttl_secs: u64,
 
+    /// Connections held at once; more are answered 503 (`Retry-After: 1`) and closed.
+    #[arg(long, env = "MCP_MAX_CONNECTIONS", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub max_connections: u64,
+
+    /// Largest request line plus headers, in bytes (431 above; at least 8192).
+    #[arg(long, env = "MCP_MAX_HEADER_BYTES", default_value_t = 32_768, value_parser = clap::value_parser!(u64).range(8192..=16_777_216))]
+    pub max_header_bytes: u64,
+
+    /// Seconds an HTTP/1.1 request's line and headers may take to arrive (slowloris): the
+    /// connection is closed after that.
+    #[arg(long, env = "MCP_HEADER_TIMEOUT_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout_secs: u64,
+
+    /// Seconds a request body may take to arrive once its headers did (408 after that).
+    #[arg(long, env = "MCP_BODY_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout_secs: u64,
+
+    /// Seconds a connection with nothing in flight stays open (keep it above your load
+    /// balancer's idle timeout for upstream connections, 60 s for nginx).
+    #[arg(long, env = "MCP_IDLE_TIMEOUT_SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub idle_timeout_secs: u64,
+
+    /// Requests answered at once per replica (listen streams not counted); more get 503
+    /// with `Retry-After: 1`. 0: unbounded.
+    #[arg(long, env = "MCP_MAX_IN_FLIGHT", default_value_t = crate::transport::http::DEFAULT_MAX_IN_FLIGHT as u64)]
+    pub max_in_flight: u64,
+
+    /// Requests per second each caller may make on average (the verified principal, or
+    /// the client address): more get 429 with `Retry-After`. Default: no limit.
+    #[arg(long, env = "MCP_RATE_LIMIT", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: Option<u32>,
+
+    /// Burst size of the rate limit. Default: the rate itself (one second's worth).
+    #[arg(long, env = "MCP_RATE_LIMIT_BURST", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit_burst: Option<u32>,
+
+    /// Header whose last entry is the client address, for rate-limiting callers without a
+    /// principal behind a proxy (e.g. `x-forwarded-for`, set by the shipped nginx). Default:
+    /// the peer address.
+    #[arg(long, env = "MCP_RATE_LIMIT_HEADER", value_parser = parse_header_name)]
+    pub rate_limit_header: Option<String>,
+
     /// Open `subscriptions/listen` streams per replica beyond which new ones get 503.
     #[arg(long, env = "MCP_MAX_LISTEN_STREAMS", default_value_t = 10_000)]
     pub max_listen_streams: usize,
@@ -268,6 +310,12 @@ fn parse_prefix(s: &str) -> Result<String, String> {
         .ok_or_else(|| "must be 1 to 64 characters of letters, digits, '-', '_' or '.'".into())
 }
 
+fn parse_header_name(s: &str) -> Result<String, String> {
+    http::HeaderName::from_bytes(s.as_bytes())
+        .map(|h| h.as_str().to_owned())
+        .map_err(|_| "must be an HTTP header name".into())
+}
+
 fn parse_replica_id(s: &str) -> Result<String, String> {
     http::HeaderValue::from_str(s)
         .ok()
@@ -277,6 +325,33 @@ fn parse_replica_id(s: &str) -> Result<String, String> {
 }
 
 impl Config {
+    /// The connection limits of `--max-connections`, `--max-header-bytes`,
+    /// `--header-timeout-secs` and `--idle-timeout-secs`.
+    pub fn connection_limits(&self) -> crate::ConnectionLimits {
+        let secs = std::time::Duration::from_secs;
+        crate::ConnectionLimits::default()
+            .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX))
+            .max_header_bytes(usize::try_from(self.max_header_bytes).unwrap_or(usize::MAX))
+            .header_timeout(secs(self.header_timeout_secs))
+            .idle_timeout(secs(self.idle_timeout_secs))
+    }
+
+    /// The rate limit of `--rate-limit`, `--rate-limit-burst` and `--rate-limit-header`.
+    pub fn rate_limit(&self) -> Option<crate::transport::http::RateLimit> {
+        use std::num::NonZeroU32;
+        let rate = NonZeroU32::new(self.rate_limit?)?;
+        let mut limit = crate::transport::http::RateLimit::per_second(rate);
+        if let Some(burst) = self.rate_limit_burst.and_then(NonZeroU32::new) {
+            limit = limit.burst(burst);
+        }
+        if let Some(h) = &self.rate_limit_header {
+            if let Ok(name) = http::HeaderName::from_bytes(h.as_bytes()) {
+                limit = limit.client_address_header(name);
+            }
+        }
+        Some(limit)
+    }
+
     /// The `requestState` key ring from `--state-keys`, if any was given. Checked here, at
     /// start-up, rather than by the argument parser, whose messages would echo the secret.
     pub fn state_key_ring(&self) -> Result<Option<StateKeys>, crate::Error> {

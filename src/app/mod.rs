@@ -97,7 +97,13 @@ fn endpoint(config: &Config, server: Server) -> StreamableHttp {
     let mut http = StreamableHttp::new(server)
         .path(config.path.clone())
         .body_limit(config.body_limit)
-        .keep_alive(Duration::from_secs(config.keepalive_secs));
+        .keep_alive(Duration::from_secs(config.keepalive_secs))
+        .body_timeout(Duration::from_secs(config.body_timeout_secs))
+        .max_in_flight(match config.max_in_flight {
+            0 => None,
+            n => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+        })
+        .rate_limit(config.rate_limit());
     if !config.allowed_hosts.is_empty() {
         http = http.allowed_hosts(config.allowed_hosts.clone());
     } else if !config.listen.ip().is_loopback() {
@@ -146,6 +152,7 @@ pub fn runner(
         .response_header(REPLICA_HEADER, replica)
         .drain_delay(Duration::from_secs(config.drain_delay_secs))
         .shutdown_timeout(Duration::from_secs(config.shutdown_timeout_secs))
+        .connection_limits(config.connection_limits())
         .wrap_endpoint(move |r| auth::protect(auth, r));
     if let Some(admin) = config.admin_listen {
         runner = runner.admin_listen(admin);

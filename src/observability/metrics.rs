@@ -23,6 +23,9 @@
 //! | [`BUS_CONNECTED`] | gauge | `backend` | a bus backend (1 connected, 0 not) |
 //! | [`AUTH_FAILURES_TOTAL`] | counter | `reason` | the auth middleware |
 //! | [`REQUEST_STATE_REJECTIONS_TOTAL`] | counter | `reason` | `requestState` unsealing |
+//! | [`HTTP_REFUSALS_TOTAL`] | counter | `reason` | connection and load limits ([`Refusal`]) |
+//! | [`CONNECTIONS_OPEN`] | gauge | — | the runner's accept loop |
+//! | [`CONNECTIONS_IDLE_CLOSED_TOTAL`] | counter | — | the runner, at the idle timeout |
 //!
 //! `outcome` is `ok`, `accepted` (a notification), `cancelled` (the client went away before
 //! the reply), the JSON-RPC error class (`parse_error`, `invalid_request`,
@@ -68,6 +71,14 @@ pub const AUTH_FAILURES_TOTAL: &str = "mcp_auth_failures_total";
 /// Counter: `requestState` values refused when unsealing, by `reason`.
 pub const REQUEST_STATE_REJECTIONS_TOTAL: &str = "mcp_request_state_rejections_total";
 
+/// Counter: requests or connections refused by a connection or load limit, by `reason`
+/// (see [`Refusal`]).
+pub const HTTP_REFUSALS_TOTAL: &str = "mcp_http_refusals_total";
+/// Gauge: connections the runner holds open.
+pub const CONNECTIONS_OPEN: &str = "mcp_connections_open";
+/// Counter: connections the runner closed at the idle timeout.
+pub const CONNECTIONS_IDLE_CLOSED_TOTAL: &str = "mcp_connections_idle_closed_total";
+
 /// Every metric name above.
 pub const ALL: &[&str] = &[
     REQUESTS_TOTAL,
@@ -81,6 +92,9 @@ pub const ALL: &[&str] = &[
     BUS_CONNECTED,
     AUTH_FAILURES_TOTAL,
     REQUEST_STATE_REJECTIONS_TOTAL,
+    HTTP_REFUSALS_TOTAL,
+    CONNECTIONS_OPEN,
+    CONNECTIONS_IDLE_CLOSED_TOTAL,
 ];
 
 /// Label: the MCP method.
@@ -139,10 +153,11 @@ const OUTCOME_LABELS: [&str; OUTCOME_COUNT] = [
     "payload_too_large",
     "unsupported_media_type",
     "http_error",
+    "request_timeout",
 ];
 
 /// How many values the `outcome` label has.
-const OUTCOME_COUNT: usize = 19;
+const OUTCOME_COUNT: usize = 20;
 
 impl RequestOutcome {
     /// The label value.
@@ -174,6 +189,7 @@ impl RequestOutcome {
                 406 => 15,
                 413 => 16,
                 415 => 17,
+                408 => 19,
                 _ => 18,
             },
         }
@@ -287,6 +303,15 @@ pub fn describe() {
         REQUEST_STATE_REJECTIONS_TOTAL,
         "requestState values refused when unsealing, by reason"
     );
+    describe_counter!(
+        HTTP_REFUSALS_TOTAL,
+        "Requests or connections refused by a connection or load limit, by reason"
+    );
+    describe_gauge!(CONNECTIONS_OPEN, "Connections the runner holds open");
+    describe_counter!(
+        CONNECTIONS_IDLE_CLOSED_TOTAL,
+        "Connections closed at the idle timeout"
+    );
 }
 
 /// A request was received: one more in flight. Pair with [`record_request_finished`].
@@ -362,6 +387,66 @@ pub fn record_auth_failure(reason: &'static str) {
 /// `unknown_key`, `bad_seal`, `expired`, `wrong_principal`, `wrong_request`.
 pub fn record_request_state_rejected(reason: &'static str) {
     counter!(REQUEST_STATE_REJECTIONS_TOTAL, LABEL_REASON => reason).increment(1);
+}
+
+/// Why a connection or load limit refused something: the `reason` of
+/// [`HTTP_REFUSALS_TOTAL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// A request head over the header limit (HTTP/1.1: 431, connection closed).
+    HeaderTooLarge,
+    /// An HTTP/1.1 request head that did not arrive within the header timeout (closed).
+    HeaderTimeout,
+    /// A request body that did not arrive within the body timeout (408).
+    BodyTimeout,
+    /// A connection beyond the connection limit (503).
+    TooManyConnections,
+    /// A request beyond the in-flight limit (503).
+    Overloaded,
+    /// A request over its caller's rate limit (429).
+    RateLimited,
+}
+
+impl Refusal {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::HeaderTooLarge => "header_too_large",
+            Refusal::HeaderTimeout => "header_timeout",
+            Refusal::BodyTimeout => "body_timeout",
+            Refusal::TooManyConnections => "too_many_connections",
+            Refusal::Overloaded => "overloaded",
+            Refusal::RateLimited => "rate_limited",
+        }
+    }
+}
+
+/// A connection or load limit refused something.
+pub fn record_refusal(reason: Refusal) {
+    counter!(HTTP_REFUSALS_TOTAL, LABEL_REASON => reason.as_str()).increment(1);
+}
+
+/// The runner closed a connection at the idle timeout.
+pub fn record_idle_connection_closed() {
+    counter!(CONNECTIONS_IDLE_CLOSED_TOTAL).increment(1);
+}
+
+/// One open connection in [`CONNECTIONS_OPEN`], for as long as it lives.
+#[derive(Debug)]
+pub(crate) struct OpenConnection(());
+
+impl OpenConnection {
+    pub(crate) fn new() -> Self {
+        gauge!(CONNECTIONS_OPEN).increment(1.0);
+        OpenConnection(())
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        gauge!(CONNECTIONS_OPEN).decrement(1.0);
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! What happens to each accepted connection: TCP_NODELAY, the listener that closes when the
-//! drain says so, and the headers every response gets (`Connection: close` once the
+//! drain says so, the accept loop's limits ([`super::accept`]), and the headers every
+//! response gets (`Connection: close` once the
 //! listener is closed, and the runner's own response header).
 
 use std::net::SocketAddr;
@@ -12,9 +13,9 @@ use http::{HeaderName, HeaderValue};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use tower::make::Shared;
 use tower::util::MapResponse;
 
+use super::accept::{self, Settings};
 use crate::Error;
 
 /// A listener that stops accepting and closes its socket when `closed` is cancelled (the
@@ -105,16 +106,18 @@ pub(crate) fn local_addr(listener: &TcpListener) -> Result<SocketAddr, Error> {
         .map_err(|e| Error::io("cannot read the bound address", e))
 }
 
-/// A running `axum::serve` task.
+/// A running accept loop.
 pub(crate) type ServeTask = JoinHandle<std::io::Result<()>>;
 
-/// Serves `app` on `listener` (HTTP/1.1 and h2c) in a task: TCP_NODELAY on every accepted
-/// socket, the listener closed when `closed` is cancelled, idle connections closed and the
-/// task finished (once in-flight requests are answered) when `stop` is cancelled.
+/// Serves `app` on `listener` (HTTP/1.1 and h2c) in a task under the connection limits of
+/// `settings`: TCP_NODELAY on every accepted socket, the listener closed when `closed` is
+/// cancelled, idle connections closed and the task finished (once in-flight requests are
+/// answered) when `stop` is cancelled.
 pub(crate) fn spawn(
     listener: TcpListener,
     app: Router,
     header: Option<(HeaderName, HeaderValue)>,
+    settings: Settings,
     closed: &CancellationToken,
     stop: CancellationToken,
 ) -> Result<ServeTask, Error> {
@@ -127,9 +130,5 @@ pub(crate) fn spawn(
     let listener = Closing::new(listener, closed.clone())
         .map_err(|e| Error::io("cannot read the bound address", e))?;
     let app = stamped(app, header, closed.clone());
-    Ok(tokio::spawn(async move {
-        axum::serve(listener, Shared::new(app))
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .await
-    }))
+    Ok(tokio::spawn(accept::serve(listener, app, settings, stop)))
 }

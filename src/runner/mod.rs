@@ -1,9 +1,14 @@
 //! Serving a [`Server`](crate::Server) in production: the [`Runner`] (TCP_NODELAY, HTTP/1.1 and h2c,
 //! probes and metrics, list announcement, graceful drain).
 
+mod accept;
 mod announce;
 mod connection;
 mod drain;
+mod limits;
+mod watch;
+
+pub use limits::ConnectionLimits;
 
 pub(crate) use drain::signal;
 
@@ -47,6 +52,9 @@ impl Bind {
 /// - **Sockets.** `TCP_NODELAY` on every accepted connection (small SSE writes such as
 ///   progress events otherwise wait for delayed ACKs, ~40 ms each); HTTP/1.1 and HTTP/2
 ///   without TLS (h2c) on the same port.
+/// - **Connection limits** ([`ConnectionLimits`]): request heads over 32 KiB get 431, an
+///   HTTP/1.1 head must arrive within 15 s (slowloris), idle connections close after
+///   120 s, and connections beyond 20 000 get 503 with `Retry-After`.
 /// - **Routes.** The MCP endpoint (optionally behind an authorization layer), your own axum
 ///   routes next to it, and `/healthz`, `/readyz` and (feature `prometheus`) `/metrics`, on
 ///   the same listener or a separate admin listener.
@@ -125,6 +133,7 @@ pub struct Runner {
     readiness: Readiness,
     header: Option<(HeaderName, HeaderValue)>,
     timing: drain::Timing,
+    limits: ConnectionLimits,
     signal: Option<Signal>,
 }
 
@@ -158,6 +167,7 @@ impl Runner {
                 delay: Duration::from_secs(5),
                 timeout: Duration::from_secs(25),
             },
+            limits: ConnectionLimits::default(),
             signal: None,
         }
     }
@@ -255,6 +265,13 @@ impl Runner {
         self
     }
 
+    /// The limits every accepted connection is held to: request head size and time, idle
+    /// time, connections at once (default [`ConnectionLimits::default`]).
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Drains when `signal` resolves instead of at SIGINT or SIGTERM (a later SIGINT or
     /// SIGTERM still cuts the drain delay short). To stop from code, pass a token's
     /// `cancelled_owned()`.
@@ -298,8 +315,13 @@ impl Runner {
             header,
             readiness,
             timing,
+            limits,
             ..
         } = self;
+        let settings = accept::Settings {
+            limits,
+            peer_address: endpoint.needs_peer_address(),
+        };
         let server = endpoint.server().clone();
         let path = endpoint.endpoint_path().to_owned();
         let mcp = endpoint.shutdown(closed.clone()).into_router();
@@ -321,6 +343,7 @@ impl Runner {
                     listener,
                     app,
                     header.clone(),
+                    settings,
                     &closed,
                     stop.clone(),
                 )?);
@@ -328,6 +351,7 @@ impl Runner {
                     admin,
                     ops,
                     header,
+                    settings,
                     &closed,
                     stop.clone(),
                 )?);
@@ -338,6 +362,7 @@ impl Runner {
                     listener,
                     app.merge(ops),
                     header,
+                    settings,
                     &closed,
                     stop.clone(),
                 )?);

@@ -67,14 +67,7 @@ async fn a_lost_broker_is_reported_and_listen_streams_are_resynced_when_it_retur
     assert_eq!(resync[1]["method"], "notifications/tools/list_changed");
 
     // Events flow again.
-    let call = client
-        .request(
-            "tools/call",
-            json!(2),
-            json!({"name": "test_trigger_tool_change", "arguments": {}}),
-        )
-        .await;
-    assert_eq!(call.status, 200, "{}", call.body);
+    client.trigger_tool_change(json!(2)).await;
     assert_eq!(l.next_kind().await, "notifications/tools/list_changed");
 }
 

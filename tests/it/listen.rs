@@ -99,14 +99,7 @@ async fn a_tool_call_on_another_connection_reaches_every_stream_with_its_own_id(
     ack(&mut a, &json!(7)).await;
     ack(&mut b, &json!("b")).await;
     ack(&mut prompts_only, &json!("p")).await;
-    let call = client
-        .request(
-            "tools/call",
-            json!(1),
-            json!({"name": "test_trigger_tool_change", "arguments": {}}),
-        )
-        .await;
-    assert_eq!(call.status, 200);
+    client.trigger_tool_change(json!(1)).await;
     for (l, id) in [(&mut a, json!(7)), (&mut b, json!("b"))] {
         let m = l.next().await.unwrap();
         assert_eq!(m["method"], "notifications/tools/list_changed");

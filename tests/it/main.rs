@@ -20,6 +20,7 @@ mod http_edges;
 mod interop_python;
 mod interop_typescript;
 mod ladder;
+mod limits;
 mod listen;
 mod mrtr;
 mod observability;

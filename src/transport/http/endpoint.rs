@@ -14,9 +14,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::guard::{self, AllowList};
-use super::rejection::{BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, PayloadTooLarge};
+use super::limits::in_flight::InFlightLimit;
+use super::limits::rate::{self, RateGate};
+use super::rejection::{
+    BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, PayloadTooLarge,
+};
 use super::{headers, negotiate, reply};
-use crate::observability::metrics::RequestOutcome;
+use crate::observability::metrics::{self, Refusal, RequestOutcome};
 use crate::observability::{RequestObserver, RequestProbe, traceparent_header};
 use crate::server::{MirroredHeaders, Outcome, Reply, Running, Server};
 
@@ -34,6 +38,12 @@ pub(crate) struct Endpoint {
     pub(crate) shutdown: CancellationToken,
     /// Whether the task that closes listen streams on `shutdown` runs already.
     pub(crate) watching_shutdown: AtomicBool,
+    /// How long the body may take to arrive.
+    pub(crate) body_timeout: Duration,
+    /// The bound on requests answered at once, if any.
+    pub(crate) in_flight: Option<InFlightLimit>,
+    /// The rate limit per caller, if any.
+    pub(crate) rate: Option<RateGate>,
 }
 
 impl Endpoint {
@@ -62,12 +72,20 @@ fn too_large(limit: usize) -> Response {
     PayloadTooLarge(format!("Request body exceeds the limit of {limit} bytes")).into_response()
 }
 
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, Response> {
+async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes, Response> {
     // At least the declared `Content-Length` (the server parsed it already).
     if body.size_hint().lower() > limit as u64 {
         return Err(too_large(limit));
     }
-    match Limited::new(body, limit).collect().await {
+    let Ok(read) = tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await else {
+        metrics::record_refusal(Refusal::BodyTimeout);
+        return Err(BodyTimeout(format!(
+            "The request body did not arrive within {} s",
+            timeout.as_secs_f32()
+        ))
+        .into_response());
+    };
+    match read {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(limit)),
         Err(e) => {
@@ -76,15 +94,29 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, Response> {
     }
 }
 
+/// The endpoint: the in-flight bound and the rate limit first (before the body is read),
+/// then the observed request; the response body holds the in-flight slot.
+pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
+    let slot = match ep.in_flight.as_ref().map(|l| l.admit(&request)) {
+        None => None,
+        Some(Ok(slot)) => slot,
+        Some(Err(busy)) => return busy.into_response(),
+    };
+    if let Some(Err(wait)) = ep.rate.as_ref().map(|r| r.admit(&request)) {
+        return rate::refuse(request, wait).await;
+    }
+    InFlightLimit::hold(observed(&ep, request).await, slot)
+}
+
 /// Observes the request (span, metrics) around [`process`], labelled from its mirrored
 /// `Mcp-Method` and `Mcp-Name` headers (read once, for the labels and for dispatch).
-pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
+async fn observed(ep: &Endpoint, request: Request) -> Response {
     let mirror = headers::mirrored(request.headers());
     let mut probe = ep
         .observer
         .start_labelled(mirror.method.value(), mirror.name.value());
     let span = probe.span().clone();
-    let response = process(&ep, request, mirror, &mut probe)
+    let response = process(ep, request, mirror, &mut probe)
         .instrument(span)
         .await;
     // Only an HTTP rejection is still unrecorded here.
@@ -116,7 +148,7 @@ async fn process(
     if let Err(r) = negotiate::content_type(&parts.headers) {
         return r.into_response();
     }
-    let bytes = match read_body(body, ep.body_limit).await {
+    let bytes = match read_body(body, ep.body_limit, ep.body_timeout).await {
         Ok(b) => b,
         Err(r) => return r,
     };

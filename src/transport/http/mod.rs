@@ -34,6 +34,7 @@
 mod endpoint;
 mod guard;
 pub mod headers;
+pub(crate) mod limits;
 mod negotiate;
 mod rejection;
 mod reply;
@@ -45,8 +46,9 @@ use axum::Router;
 use axum::routing::any;
 use tokio_util::sync::CancellationToken;
 
+pub use limits::RateLimit;
 pub use rejection::{
-    BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, NotAcceptable, PayloadTooLarge,
+    BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, NotAcceptable, PayloadTooLarge,
     UnsupportedMediaType,
 };
 
@@ -58,11 +60,19 @@ use guard::AllowList;
 /// The default body limit: 4 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
 
+/// The default time a request body may take to arrive: 60 s.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The default bound on requests being answered at once: 1024.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+
 /// Configures the Streamable HTTP endpoint for a [`Server`].
 ///
 /// Defaults: path `/mcp`, body limit 4 MiB, `Host` and `Origin` restricted to localhost
 /// forms (`localhost`, `127.0.0.1`, `[::1]`, any port) — the safe choice for a local server;
-/// widen them for a deployed one. SSE keepalive comments every 15 s.
+/// widen them for a deployed one. SSE keepalive comments every 15 s. A body must arrive
+/// within 60 s (408 otherwise); at most 1024 requests are answered at once (503 with
+/// `Retry-After` beyond); no rate limit.
 #[must_use]
 #[derive(Clone)]
 pub struct StreamableHttp {
@@ -73,6 +83,9 @@ pub struct StreamableHttp {
     origins: AllowList,
     keep_alive: Duration,
     shutdown: CancellationToken,
+    body_timeout: Duration,
+    max_in_flight: Option<usize>,
+    rate_limit: Option<RateLimit>,
 }
 
 impl std::fmt::Debug for StreamableHttp {
@@ -102,6 +115,9 @@ impl StreamableHttp {
             origins: AllowList::localhost(),
             keep_alive: Duration::from_secs(15),
             shutdown: CancellationToken::new(),
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_in_flight: Some(DEFAULT_MAX_IN_FLIGHT),
+            rate_limit: None,
         }
     }
 
@@ -164,6 +180,39 @@ impl StreamableHttp {
         self
     }
 
+    /// How long a request body may take to arrive once its headers did (default 60 s); a
+    /// slower one is answered 408 ([`BodyTimeout`]).
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// At most `max` requests are answered at once on this endpoint (default 1024; `None`:
+    /// unbounded); one more gets 503 with `Retry-After: 1`. `subscriptions/listen` streams
+    /// are not counted (see [`ListenLimits`](crate::server::ListenLimits)).
+    pub fn max_in_flight(mut self, max: Option<usize>) -> Self {
+        self.max_in_flight = max;
+        self
+    }
+
+    /// Limits the rate of requests per caller (default: none); see [`RateLimit`]. Over it:
+    /// 429 with `Retry-After` and a JSON-RPC error echoing the request id. Apply an auth
+    /// layer outside the endpoint (as [`Runner::auth`](crate::Runner::auth) does) to key it
+    /// on the verified principal.
+    pub fn rate_limit(mut self, limit: Option<RateLimit>) -> Self {
+        self.rate_limit = limit;
+        self
+    }
+
+    /// Whether requests must carry their peer address (`ConnectInfo<SocketAddr>`): a rate
+    /// limit that keys callers without a principal on it. The [`Runner`](crate::Runner)
+    /// provides it then.
+    pub fn needs_peer_address(&self) -> bool {
+        self.rate_limit
+            .as_ref()
+            .is_some_and(RateLimit::keys_on_peer)
+    }
+
     /// The configured endpoint path.
     pub fn endpoint_path(&self) -> &str {
         &self.path
@@ -190,6 +239,11 @@ impl StreamableHttp {
             observer,
             shutdown: self.shutdown,
             watching_shutdown: Default::default(),
+            body_timeout: self.body_timeout,
+            in_flight: self
+                .max_in_flight
+                .map(limits::in_flight::InFlightLimit::new),
+            rate: self.rate_limit.as_ref().map(limits::rate::RateGate::new),
         });
         Router::new().route(&path, any(endpoint::handle).with_state(endpoint))
     }

@@ -67,6 +67,11 @@ rejection!(
     StatusCode::PAYLOAD_TOO_LARGE
 );
 rejection!(
+    /// The body did not arrive within the body timeout: 408.
+    BodyTimeout,
+    StatusCode::REQUEST_TIMEOUT
+);
+rejection!(
     /// The body could not be read: 400.
     BodyUnreadable,
     StatusCode::BAD_REQUEST

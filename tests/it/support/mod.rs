@@ -280,6 +280,20 @@ impl Client {
         self.send(headers, body, Some(method)).await
     }
 
+    /// Calls the conformance fixture `test_trigger_tool_change` (a tools list-changed
+    /// event on the bus) and asserts it succeeded.
+    pub async fn trigger_tool_change(&self, id: Value) -> Exchange {
+        let call = self
+            .request(
+                "tools/call",
+                id,
+                json!({"name": "test_trigger_tool_change", "arguments": {}}),
+            )
+            .await;
+        assert_eq!(call.status, 200, "{}", call.body);
+        call
+    }
+
     /// Sends `body` with exactly these headers, and checks the reply's messages.
     pub async fn send(
         &self,

@@ -1,0 +1,142 @@
+//! The in-flight bound: at most `max` requests per replica are being answered at once,
+//! counted from their arrival until their response body ends (a streamed `tools/call`
+//! counts while it streams). One more is answered `503` with `Retry-After: 1` before any of
+//! it is read. `subscriptions/listen` requests (by their `Mcp-Method` header, which the
+//! endpoint checks against the body) and GET requests are not counted: listen streams have
+//! their own limit and live for hours.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::{IntoResponse, Response};
+use http::{Method, StatusCode};
+
+use super::{Guarded, refusal};
+use crate::observability::metrics::{self, Refusal};
+use crate::transport::http::headers::METHOD as MCP_METHOD;
+
+/// The bound: one counter shared by every clone.
+#[derive(Debug, Clone)]
+pub(crate) struct InFlightLimit {
+    count: Arc<AtomicUsize>,
+    max: usize,
+}
+
+impl InFlightLimit {
+    pub(crate) fn new(max: usize) -> Self {
+        InFlightLimit {
+            count: Arc::new(AtomicUsize::new(0)),
+            max: max.max(1),
+        }
+    }
+
+    fn acquire(&self) -> Option<Slot> {
+        if self.count.fetch_add(1, Ordering::AcqRel) >= self.max {
+            self.count.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Slot(self.count.clone()))
+    }
+}
+
+/// A request refused because `max` were being answered: 503 with `Retry-After: 1`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Overloaded {
+    max: usize,
+}
+
+impl IntoResponse for Overloaded {
+    fn into_response(self) -> Response {
+        refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            1,
+            None,
+            format!(
+                "Server busy: this replica is answering its maximum of {} requests; retry in 1 s",
+                self.max
+            ),
+            "overloaded",
+        )
+    }
+}
+
+/// One request counted, until dropped.
+#[derive(Debug)]
+pub(crate) struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn exempt(request: &Request) -> bool {
+    request.method() == Method::GET
+        || request
+            .headers()
+            .get(MCP_METHOD)
+            .is_some_and(|m| m.as_bytes() == b"subscriptions/listen")
+}
+
+impl InFlightLimit {
+    /// Counts `request` in (`Ok(Some(slot))`, held until its response body ends: see
+    /// [`InFlightLimit::hold`]), leaves it out (`Ok(None)`, exempt), or refuses it.
+    pub(crate) fn admit(&self, request: &Request) -> Result<Option<Slot>, Overloaded> {
+        if exempt(request) {
+            return Ok(None);
+        }
+        match self.acquire() {
+            Some(slot) => Ok(Some(slot)),
+            None => {
+                metrics::record_refusal(Refusal::Overloaded);
+                Err(Overloaded { max: self.max })
+            }
+        }
+    }
+
+    /// `response` with `slot` held by its body.
+    pub(crate) fn hold(response: Response, slot: Option<Slot>) -> Response {
+        match slot {
+            Some(slot) => response.map(|body| Body::new(Guarded::new(body, Some(slot)))),
+            None => response,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_bounded_and_returned() {
+        let limit = InFlightLimit::new(2);
+        let a = limit.acquire().unwrap();
+        let _b = limit.acquire().unwrap();
+        assert!(limit.acquire().is_none());
+        drop(a);
+        assert!(limit.acquire().is_some());
+    }
+
+    #[test]
+    fn listen_and_get_requests_are_not_counted() {
+        let listen = Request::builder()
+            .method(Method::POST)
+            .header(MCP_METHOD, "subscriptions/listen")
+            .body(Body::empty())
+            .unwrap();
+        assert!(exempt(&listen));
+        let get = Request::builder()
+            .method(Method::GET)
+            .body(Body::empty())
+            .unwrap();
+        assert!(exempt(&get));
+        let call = Request::builder()
+            .method(Method::POST)
+            .header(MCP_METHOD, "tools/call")
+            .body(Body::empty())
+            .unwrap();
+        assert!(!exempt(&call));
+    }
+}
