@@ -207,6 +207,13 @@ struct State {
     _slot: Slot,
 }
 
+/// The graceful `SubscriptionsListenResult` that closes the listen stream `id`.
+pub(crate) fn listen_closed(id: &RequestId, server_info: &Implementation) -> Bytes {
+    let mut result = SubscriptionsListenResult::new(id.clone());
+    result.meta.server_info = Some(server_info.clone());
+    Reply::result(id, &result).body
+}
+
 fn encode<P: Serialize>(method: &'static str, params: P) -> Bytes {
     match serde_json::to_vec(&Notification::new(method, params)) {
         Ok(v) => Bytes::from(v),
@@ -302,10 +309,8 @@ impl State {
     }
 
     fn close(&mut self) {
-        let mut result = SubscriptionsListenResult::new(self.id.clone());
-        result.meta.server_info = Some((*self.server_info).clone());
         self.pending
-            .push_back(Reply::result(&self.id, &result).body);
+            .push_back(listen_closed(&self.id, &self.server_info));
         self.done = true;
     }
 

@@ -39,6 +39,7 @@ mod test_support;
 use std::sync::Arc;
 
 pub use builder::ServerBuilder;
+pub(crate) use listen::listen_closed;
 pub use listen::{Listen, ListenLimits, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use mirror::{Mirrored, MirroredHeaders};
 pub use outcome::{Outcome, Running};

@@ -1,3 +1,4 @@
 //! Transports. Each reuses [`crate::server`] unchanged.
 
 pub mod http;
+pub mod stdio;

@@ -1,0 +1,174 @@
+//! The stdio transport: newline-delimited JSON-RPC over a pipe, for servers that a desktop
+//! host or an IDE starts as a subprocess.
+//!
+//! The client writes one JSON-RPC message per line to the server's stdin; the server writes
+//! one per line to its stdout, and nothing else: logs go to stderr. Messages are handed to
+//! [`Server::handle`] unchanged, without mirrored headers (there are none to check), so the
+//! validation ladder is the HTTP one minus its HTTP steps, and every handler runs as it does
+//! over HTTP.
+//!
+//! - **Concurrency.** Requests run concurrently and are answered as they finish, in any
+//!   order; a handler's progress and log notifications are written as they come, between
+//!   other messages. One writer puts every message on stdout, each on its own line.
+//! - **Listen streams.** A `subscriptions/listen` request is acknowledged and then gets its
+//!   notifications, tagged with its id, until the client sends `notifications/cancelled`
+//!   for it (several may be open at once); at the end of the session each gets its graceful
+//!   `SubscriptionsListenResult`.
+//! - **Cancellation.** `notifications/cancelled` with a `requestId` drops the running
+//!   handler (its [`RequestContext::cancellation`](crate::RequestContext::cancellation)
+//!   fires) and no response is sent.
+//! - **Bad input.** A line that is not JSON gets `-32700` without an id; other malformed
+//!   messages get the ladder's error. A line over the [line limit](Stdio::line_limit) gets
+//!   `-32600` without an id as soon as it crosses the limit, and the rest of it is read and
+//!   dropped without being kept. A JSON-RPC response from the client is ignored (this era
+//!   sends no server→client requests). The session goes on in every case.
+//! - **Back-pressure.** At most [`max_in_flight`](Stdio::max_in_flight) handlers run at
+//!   once, and as many more requests may wait for a slot (so a client can still cancel
+//!   one); beyond that stdin is not read until a request finishes. The output queue is
+//!   bounded too: a client that does not read stdout stops the server's progress, not its
+//!   memory.
+//! - **End.** At the end of stdin, or when the [shutdown](Stdio::shutdown) token is
+//!   cancelled (the reference server cancels it at SIGTERM or SIGINT), no more input is
+//!   read; requests in flight get the [drain timeout](Stdio::drain_timeout) to finish and
+//!   be answered (then they are cancelled), listen streams end gracefully, the output is
+//!   flushed and [`Stdio::serve`] returns. When stdout is closed by the other end, the
+//!   session stops at once and returns quietly.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use stateless_mcp::transport::stdio::Stdio;
+//! use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Echo {
+//!     /// The text to send back.
+//!     text: String,
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = Server::builder()
+//!         .tool(ToolDef::new("echo").handler(|_ctx: RequestContext, args: Echo| async move {
+//!             Ok::<_, ToolError>(args.text)
+//!         }))
+//!         .build()?;
+//!     Stdio::new(server).serve().await?;
+//!     Ok(())
+//! }
+//! ```
+
+mod framing;
+mod pipes;
+mod session;
+
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Error, Server};
+
+/// The default [`Stdio::line_limit`]: 4 MiB, the HTTP transport's default body limit.
+pub const DEFAULT_LINE_LIMIT: usize = 4 * 1024 * 1024;
+/// The default [`Stdio::max_in_flight`].
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+/// The default [`Stdio::drain_timeout`].
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The stdio transport for a [`Server`] (see the [module docs](self)).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Stdio {
+    server: Server,
+    line_limit: usize,
+    max_in_flight: usize,
+    drain_timeout: Duration,
+    shutdown: CancellationToken,
+}
+
+impl Stdio {
+    /// The transport for `server`, with the default limits.
+    pub fn new(server: Server) -> Self {
+        Stdio {
+            server,
+            line_limit: DEFAULT_LINE_LIMIT,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// The longest accepted line (one message), in bytes, line ending excluded. Default
+    /// [`DEFAULT_LINE_LIMIT`].
+    pub fn line_limit(mut self, bytes: usize) -> Self {
+        self.line_limit = bytes.max(1);
+        self
+    }
+
+    /// How many handlers run at once (at least 1). Default [`DEFAULT_MAX_IN_FLIGHT`].
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n.max(1);
+        self
+    }
+
+    /// How long requests in flight get to finish once the input ends or the session shuts
+    /// down. Default [`DEFAULT_DRAIN_TIMEOUT`].
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// A token whose cancellation ends the session as the end of stdin does: no more input
+    /// is read, requests in flight finish, then [`serve`](Self::serve) returns.
+    pub fn shutdown(mut self, token: CancellationToken) -> Self {
+        self.shutdown = token;
+        self
+    }
+
+    fn settings(&self) -> session::Settings {
+        session::Settings {
+            line_limit: self.line_limit,
+            max_in_flight: self.max_in_flight,
+            drain_timeout: self.drain_timeout,
+        }
+    }
+
+    /// Serves the process's stdin and stdout until stdin ends, the shutdown token is
+    /// cancelled or stdout is closed. Fails only when stdin cannot be read (after the
+    /// requests in flight were answered).
+    ///
+    /// Reads and writes run on two threads of their own, so the runtime can shut down
+    /// while a read of stdin is pending.
+    pub async fn serve(self) -> Result<(), Error> {
+        let settings = self.settings();
+        session::run(
+            self.server,
+            settings,
+            pipes::stdin(),
+            pipes::stdout(),
+            self.shutdown,
+        )
+        .await
+        .map_err(|e| Error::io("cannot read stdin", e))
+    }
+
+    /// Serves any reader and writer (a pipe, a socket, an in-memory stream), as
+    /// [`serve`](Self::serve) serves stdin and stdout.
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), Error>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let settings = self.settings();
+        session::run(
+            self.server,
+            settings,
+            pipes::reader(reader),
+            pipes::writer(writer),
+            self.shutdown,
+        )
+        .await
+        .map_err(|e| Error::io("cannot read the input", e))
+    }
+}
