@@ -31,6 +31,16 @@ pub enum BusReadiness {
     Report,
 }
 
+/// How the reference server talks to its clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Transport {
+    /// Streamable HTTP on `--listen`, with the health and metrics routes.
+    Http,
+    /// Newline-delimited JSON-RPC on stdin and stdout, for a host that starts the server as
+    /// a subprocess; stdout carries nothing but JSON-RPC, logs go to stderr.
+    Stdio,
+}
+
 /// Format of the log lines written to stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -52,6 +62,16 @@ pub enum LogFormat {
 )]
 #[non_exhaustive]
 pub struct Config {
+    /// Transport: `http` (Streamable HTTP on `--listen`) or `stdio` (JSON-RPC lines on
+    /// stdin/stdout, logs on stderr; the HTTP settings do not apply).
+    #[arg(long, env = "MCP_TRANSPORT", value_enum, default_value = "http")]
+    pub transport: Transport,
+
+    /// With `--transport stdio`: how many requests are handled at once; as many more may
+    /// wait, then stdin is not read until one finishes.
+    #[arg(long, env = "MCP_MAX_IN_FLIGHT", default_value_t = crate::transport::stdio::DEFAULT_MAX_IN_FLIGHT, value_parser = parse_in_flight)]
+    pub max_in_flight: usize,
+
     /// Address to listen on.
     #[arg(long, env = "MCP_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
@@ -60,7 +80,7 @@ pub struct Config {
     #[arg(long, env = "MCP_PATH", default_value = "/mcp")]
     pub path: String,
 
-    /// Largest accepted request body, in bytes.
+    /// Largest accepted request body (with `--transport stdio`: line), in bytes.
     #[arg(long, env = "MCP_BODY_LIMIT", default_value_t = crate::transport::http::DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
 
@@ -269,6 +289,13 @@ pub struct Config {
     /// Where each setting came from (filled by [`Config::load_from`]).
     #[arg(skip)]
     pub(crate) sources: super::load::Sources,
+}
+
+fn parse_in_flight(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=100_000).contains(&n) => Ok(n),
+        _ => Err("must be an integer from 1 to 100000".into()),
+    }
 }
 
 fn parse_capacity(s: &str) -> Result<usize, String> {

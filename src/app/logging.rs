@@ -6,13 +6,14 @@ use super::{Config, LogFormat};
 use crate::Error;
 
 /// Installs the global tracing subscriber the configuration asks for: the `--log` filter,
-/// `--log-format` text or JSON (JSON lines carry the fields of the current span and of every
+/// `--log-format` text (colored only on a terminal) or JSON (JSON lines carry the fields of the current span and of every
 /// span above it, so a request's log lines carry its `trace_id`), written to stderr.
 pub fn init_logging(config: &Config) -> Result<(), Error> {
     let filter = EnvFilter::try_new(&config.log)
         .map_err(|e| Error::internal(format!("invalid --log filter {:?}: {e}", config.log)))?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     let installed = match config.log_format {
         LogFormat::Text => builder.try_init(),

@@ -17,13 +17,14 @@ mod bus;
 mod config;
 mod load;
 mod logging;
+mod stdio;
 
 use std::time::Duration;
 
 use axum::Router;
 use http::{HeaderName, HeaderValue};
 
-pub use config::{BusReadiness, Config, Fixtures, LogFormat};
+pub use config::{BusReadiness, Config, Fixtures, LogFormat, Transport};
 pub use load::{REDACTED, Setting, Source};
 pub use logging::init_logging;
 
@@ -188,6 +189,9 @@ async fn serve_with(
     config: Config,
     signal: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 ) -> Result<(), Error> {
+    if config.transport == Transport::Stdio {
+        return stdio::serve(config, signal).await;
+    }
     let readiness = Readiness::new();
     let server = server_builder_with(&config, Some(&readiness))?.build()?;
     #[cfg(feature = "prometheus")]
