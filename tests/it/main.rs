@@ -30,4 +30,5 @@ mod rolling_deploy;
 mod runner;
 mod scale_out;
 mod single_use;
+mod stdio;
 mod task_store;

@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod listen;
 pub mod process;
 pub mod schema;
+pub mod stdio;
 #[cfg(feature = "auth")]
 pub mod tls;
 

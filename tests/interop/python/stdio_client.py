@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Interop client for an MCP server over stdio, spawned by the official Python SDK.
+
+Usage:
+    python stdio_client.py MODE COMMAND [ARGS...]
+        e.g. python stdio_client.py 2026-07-28 stateless-mcp --transport stdio --fixtures conformance
+
+MODE is the SDK's `Client(mode=...)`: `2026-07-28` (self-describing requests, no
+handshake) or `legacy` (the 2025-11-25 initialize handshake; the session is the process).
+
+Requires the official MCP Python SDK, pinned in requirements.txt beside this file
+(`mcp==2.3.0`), and a server with the demo and conformance fixtures. The SDK starts the
+server itself (`StdioServerParameters`, `stdio_client`) and talks newline-delimited JSON-RPC
+over its stdin and stdout. Steps:
+
+    discover (2026-07-28)  server/discover on the wire; supportedVersions has 2026-07-28
+    initialize (legacy)    the handshake negotiated 2025-11-25 and named the server
+    list_tools             tools/list (every page) contains `echo` and the MRTR fixture
+    call_echo              tools/call echo returns its text
+    progress               tools/call count {"steps": 3} reports progress 1, 2, 3 through
+                           the SDK's progress_callback before its result
+    concurrent_calls       a slow call (sleep 400 ms) and a fast echo issued together: the
+                           echo completes first (answers are not serialized)
+    elicitation            tools/call test_input_required_result_elicitation completes with
+                           "Hello, <name>!" after one elicitation answered by the SDK's
+                           elicitation_callback (2026: an input_required round and a retry;
+                           legacy: a server→client elicitation/create request)
+    list_changed           2026: Client.listen(tools_list_changed=True) is acknowledged and
+                           yields ToolsListChanged after test_trigger_tool_change on the same
+                           connection; legacy: notifications/tools/list_changed reaches the
+                           message handler after the same trigger
+    no_sdk_errors          no exception reached the message handler and the SDK logged
+                           nothing at WARNING or above
+
+One line per step (`ok <step>` / `FAIL <step>: reason`), then `N passed, M failed`.
+Exit status 0 only if every step passed. Every call has a 10 s timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.session import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.subscriptions import ToolsListChanged
+
+import interop_common
+from interop_common import CheckFailed, check, describe, net
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+USER_NAME = "Ada Lovelace"
+OVERALL_TIMEOUT_S = 120.0
+
+
+class SdkWarnings(logging.Handler):
+    """Collects what the SDK logs at WARNING or above."""
+
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f" ({describe(record.exc_info[1])})"
+        self.sink.append(f"{record.name}: {text}")
+
+
+class Run:
+    def __init__(self, mode: str, command: list[str]) -> None:
+        self.mode = mode
+        self.command = command
+        self.results: dict[str, str | None] = {}
+        self.order: list[str] = []
+        self.notifications: list[Any] = []
+        self.sdk_errors: list[str] = []
+        self.asked: list[Any] = []
+        sdk_logger = logging.getLogger("mcp")
+        sdk_logger.addHandler(SdkWarnings(self.sdk_errors))
+        sdk_logger.propagate = False
+
+    def record(self, step: str, reason: str | None) -> None:
+        self.results[step] = reason
+        print(f"ok {step}" if reason is None else f"FAIL {step}: {reason}", flush=True)
+
+    async def on_elicit(self, _ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(params)
+        return types.ElicitResult(action="accept", content={"name": USER_NAME})
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self.sdk_errors.append(describe(message))
+        else:
+            self.notifications.append(message)
+
+    # ---- steps ---------------------------------------------------------------
+
+    async def step_discover(self, client: Client) -> None:
+        raw = await net(client.session.send_discover(MODERN))
+        result = types.DiscoverResult.model_validate(raw)
+        check(MODERN in result.supported_versions, f"supportedVersions {result.supported_versions!r}")
+        client.session.adopt(result)
+
+    async def step_initialize(self, client: Client) -> None:
+        session = client.session
+        check(session.protocol_version == LEGACY, f"negotiated {session.protocol_version!r}, expected {LEGACY!r}")
+        info = session.initialize_result.server_info if session.initialize_result else None
+        check(info is not None and info.name == "stateless-mcp", f"serverInfo {info!r}")
+
+    async def step_list_tools(self, client: Client) -> None:
+        names: list[str] = []
+        cursor: str | None = None
+        for _ in range(50):
+            page = await net(client.list_tools(cursor=cursor))
+            names.extend(t.name for t in page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        for wanted in ("echo", "test_input_required_result_elicitation"):
+            check(wanted in names, f"{wanted!r} not in tools/list: {names!r}")
+
+    async def step_call_echo(self, client: Client) -> None:
+        result = await net(client.call_tool("echo", {"text": "over stdio"}))
+        check(not result.is_error, f"isError: {result.content!r}")
+        block = result.content[0]
+        check(isinstance(block, types.TextContent) and block.text == "over stdio", f"echo returned {block!r}")
+
+    async def step_progress(self, client: Client) -> None:
+        seen: list[float] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append(progress)
+
+        result = await net(client.call_tool("count", {"steps": 3}, progress_callback=on_progress))
+        check(not result.is_error, f"isError: {result.content!r}")
+        check(seen == [1.0, 2.0, 3.0], f"progress seen {seen!r}, expected [1.0, 2.0, 3.0]")
+
+    async def step_concurrent_calls(self, client: Client) -> None:
+        finished: list[str] = []
+
+        async def call(name: str, args: dict[str, Any], label: str) -> None:
+            result = await net(client.call_tool(name, args))
+            check(not result.is_error, f"{label} isError: {result.content!r}")
+            finished.append(label)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "sleep", {"ms": 400}, "slow")
+            await anyio.sleep(0.05)
+            tg.start_soon(call, "echo", {"text": "quick"}, "fast")
+        check(finished == ["fast", "slow"], f"completion order {finished!r}, expected ['fast', 'slow']")
+
+    async def step_elicitation(self, client: Client) -> None:
+        result = await net(client.call_tool("test_input_required_result_elicitation", {}))
+        check(not result.is_error, f"isError: {result.content!r}")
+        block = result.content[0]
+        expected = f"Hello, {USER_NAME}!"
+        check(isinstance(block, types.TextContent) and block.text == expected, f"result {block!r}")
+        check(len(self.asked) == 1, f"the elicitation callback ran {len(self.asked)} times")
+        message = getattr(self.asked[0], "message", None)
+        check(message == "What is your name?", f"elicitation message {message!r}")
+
+    async def step_list_changed_modern(self, client: Client) -> None:
+        async with client.listen(tools_list_changed=True) as sub:
+            check(sub.honored.tools_list_changed is True, f"ack did not honour toolsListChanged: {sub.honored!r}")
+            result = await net(client.call_tool("test_trigger_tool_change", {}))
+            check(not result.is_error, f"trigger isError: {result.content!r}")
+            event = await net(sub.__anext__())
+            check(isinstance(event, ToolsListChanged), f"event {event!r}, expected ToolsListChanged")
+
+    async def step_list_changed_legacy(self, client: Client) -> None:
+        result = await net(client.call_tool("test_trigger_tool_change", {}))
+        check(not result.is_error, f"trigger isError: {result.content!r}")
+
+        async def arrived() -> None:
+            while not any(getattr(n, "method", None) == "notifications/tools/list_changed" for n in self.notifications):
+                await anyio.sleep(0.01)
+
+        try:
+            await net(arrived())
+        except TimeoutError:
+            methods = [getattr(n, "method", type(n).__name__) for n in self.notifications]
+            raise CheckFailed(f"no notifications/tools/list_changed; saw {methods!r}") from None
+
+    def step_no_sdk_errors(self) -> None:
+        check(not self.sdk_errors, f"SDK errors: {self.sdk_errors!r}")
+
+    # ---- driver --------------------------------------------------------------
+
+    async def run(self) -> None:
+        legacy = self.mode == "legacy"
+        steps: list[tuple[str, Callable[[Client], Awaitable[None]]]] = [
+            ("initialize", self.step_initialize) if legacy else ("discover", self.step_discover),
+            ("list_tools", self.step_list_tools),
+            ("call_echo", self.step_call_echo),
+            ("progress", self.step_progress),
+            ("concurrent_calls", self.step_concurrent_calls),
+            ("elicitation", self.step_elicitation),
+            ("list_changed", self.step_list_changed_legacy if legacy else self.step_list_changed_modern),
+        ]
+        self.order = [name for name, _ in steps] + ["no_sdk_errors"]
+        params = StdioServerParameters(command=self.command[0], args=self.command[1:])
+        client = Client(
+            params,
+            mode=self.mode,
+            elicitation_callback=self.on_elicit,
+            message_handler=self.on_message,
+        )
+        await interop_common.run_in_session(self, client, steps)
+        try:
+            self.step_no_sdk_errors()
+        except CheckFailed as e:
+            self.record("no_sdk_errors", str(e))
+        else:
+            self.record("no_sdk_errors", None)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[1] not in (MODERN, "legacy"):
+        print(f"usage: {argv[0]} {MODERN}|legacy COMMAND [ARGS...]", file=sys.stderr)
+        return 2
+    return anyio.run(interop_common.run_steps, Run(argv[1], argv[2:]), OVERALL_TIMEOUT_S)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
