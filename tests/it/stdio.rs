@@ -261,6 +261,23 @@ async fn a_closed_stdout_ends_the_process_quietly() {
     );
 }
 
+/// The next `n` messages, each as `method subscriptionId` or `reply id`, sorted.
+async fn summaries(c: &mut StdioClient, n: usize) -> Vec<String> {
+    let mut seen = Vec::new();
+    while seen.len() < n {
+        let m = c.next().await;
+        seen.push(match m["method"].as_str() {
+            Some(method) => format!(
+                "{method} {}",
+                m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
+            ),
+            None => format!("reply {}", m["id"]),
+        });
+    }
+    seen.sort();
+    seen
+}
+
 #[tokio::test]
 async fn listen_streams_over_stdio_are_acknowledged_tagged_and_cancelled() {
     let mut c = StdioClient::spawn(&["--fixtures", "conformance"]);
@@ -289,7 +306,6 @@ async fn listen_streams_over_stdio_are_acknowledged_tagged_and_cancelled() {
     acks.sort_by_key(ToString::to_string);
     assert_eq!(acks, [json!("more"), json!("tools")]);
 
-    let tagged = |m: &Value| m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].clone();
     c.request(
         json!(1),
         "tools/call",
@@ -302,17 +318,8 @@ async fn listen_streams_over_stdio_are_acknowledged_tagged_and_cancelled() {
         call("test_trigger_resource_update", json!({})),
     )
     .await;
-    let mut seen = Vec::new();
-    while seen.len() < 4 {
-        let m = c.next().await;
-        seen.push(match m["method"].as_str() {
-            Some(method) => format!("{method} {}", tagged(&m)),
-            None => format!("reply {}", m["id"]),
-        });
-    }
-    seen.sort();
     assert_eq!(
-        seen,
+        summaries(&mut c, 4).await,
         [
             r#"notifications/resources/updated "more""#,
             r#"notifications/tools/list_changed "tools""#,
@@ -335,17 +342,8 @@ async fn listen_streams_over_stdio_are_acknowledged_tagged_and_cancelled() {
         call("test_trigger_prompt_change", json!({})),
     )
     .await;
-    let mut seen = Vec::new();
-    while seen.len() < 3 {
-        let m = c.next().await;
-        seen.push(match m["method"].as_str() {
-            Some(method) => format!("{method} {}", tagged(&m)),
-            None => format!("reply {}", m["id"]),
-        });
-    }
-    seen.sort();
     assert_eq!(
-        seen,
+        summaries(&mut c, 3).await,
         [
             r#"notifications/prompts/list_changed "more""#,
             "reply 3",

@@ -3,6 +3,7 @@ failure reasons."""
 
 from __future__ import annotations
 
+import logging
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
@@ -50,6 +51,27 @@ def describe(exc: BaseException) -> str:
     if len(text) > 300:
         text = text[:300] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class SdkWarnings(logging.Handler):
+    """Collects what the SDK logs at WARNING or above, e.g. a notification that failed validation."""
+
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f" ({describe(record.exc_info[1])})"
+        self.sink.append(f"{record.name}: {text}")
+
+
+def collect_sdk_warnings(sink: list[str]) -> None:
+    """Sends what the SDK (logger `mcp`) logs at WARNING or above into `sink` instead of stderr."""
+    sdk_logger = logging.getLogger("mcp")
+    sdk_logger.addHandler(SdkWarnings(sink))
+    sdk_logger.propagate = False
 
 
 async def run_in_session(

@@ -60,7 +60,6 @@ SDK notes (mcp 2.3.0):
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -103,20 +102,6 @@ def only_text(blocks: list[Any], what: str) -> str:
     return block.text
 
 
-class SdkWarnings(logging.Handler):
-    """Collects what the SDK logs at WARNING or above, e.g. a notification that failed validation."""
-
-    def __init__(self, sink: list[str]) -> None:
-        super().__init__(logging.WARNING)
-        self.sink = sink
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if record.exc_info and record.exc_info[1] is not None:
-            text += f" ({describe(record.exc_info[1])})"
-        self.sink.append(f"{record.name}: {text}")
-
-
 class Run:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -131,9 +116,7 @@ class Run:
         # Exceptions the SDK handed to message_handler (transport faults) and what it logged
         # at WARNING or above (e.g. a server message that failed validation).
         self.sdk_errors: list[str] = []
-        sdk_logger = logging.getLogger("mcp")
-        sdk_logger.addHandler(SdkWarnings(self.sdk_errors))
-        sdk_logger.propagate = False
+        interop_common.collect_sdk_warnings(self.sdk_errors)
 
     def record(self, step: str, reason: str | None) -> None:
         self.results[step] = reason

@@ -38,7 +38,6 @@ Exit status 0 only if every step passed. Every call has a 10 s timeout.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -59,20 +58,6 @@ USER_NAME = "Ada Lovelace"
 OVERALL_TIMEOUT_S = 120.0
 
 
-class SdkWarnings(logging.Handler):
-    """Collects what the SDK logs at WARNING or above."""
-
-    def __init__(self, sink: list[str]) -> None:
-        super().__init__(logging.WARNING)
-        self.sink = sink
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if record.exc_info and record.exc_info[1] is not None:
-            text += f" ({describe(record.exc_info[1])})"
-        self.sink.append(f"{record.name}: {text}")
-
-
 class Run:
     def __init__(self, mode: str, command: list[str]) -> None:
         self.mode = mode
@@ -82,9 +67,7 @@ class Run:
         self.notifications: list[Any] = []
         self.sdk_errors: list[str] = []
         self.asked: list[Any] = []
-        sdk_logger = logging.getLogger("mcp")
-        sdk_logger.addHandler(SdkWarnings(self.sdk_errors))
-        sdk_logger.propagate = False
+        interop_common.collect_sdk_warnings(self.sdk_errors)
 
     def record(self, step: str, reason: str | None) -> None:
         self.results[step] = reason

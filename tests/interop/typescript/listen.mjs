@@ -54,70 +54,18 @@
 //   listen POST's stream and also POSTs notifications/cancelled for the listen id.
 // - A custom `fetch` on the transport records the SDK's own requests and response statuses.
 
-import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+
+import { CheckFailed, TIMEOUT_MS, check, describe, loadClientPackage, net, onlyText, sleep, summarize, until } from './common.mjs';
 
 const PROTOCOL_VERSION = '2026-07-28';
 const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
-const TIMEOUT_MS = 10_000;
 const OVERALL_TIMEOUT_MS = 120_000;
 const USER_NAME = 'Ada Lovelace';
 const FAVORITE_COLOR = 'teal';
 const SAMPLING_MODEL = 'interop-model';
 const ROOTS = [{ uri: 'file:///work/project', name: 'project' }, { uri: 'file:///work/notes' }];
-
-class CheckFailed extends Error {}
-
-function check(cond, reason) {
-    if (!cond) throw new CheckFailed(reason);
-}
-
-/** Resolves with `promise`, or rejects after the 10 s timeout. */
-function net(promise, what = 'call') {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new CheckFailed(`${what} timed out after ${TIMEOUT_MS / 1000}s`)), TIMEOUT_MS);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Polls `cond` every 10 ms until it holds, under the 10 s timeout. */
-function until(cond, what) {
-    return net(
-        new Promise(done => {
-            const tick = () => (cond() ? done() : setTimeout(tick, 10));
-            tick();
-        }),
-        what
-    );
-}
-
-const sleep = ms => new Promise(done => setTimeout(done, ms));
-
-function describe(err) {
-    if (err instanceof CheckFailed) return err.message;
-    const code = err?.code !== undefined ? ` code=${JSON.stringify(err.code)}` : '';
-    const data = err?.data !== undefined ? ` data=${JSON.stringify(err.data)}` : '';
-    const text = `${err?.name ?? 'Error'}${code}: ${String(err?.message ?? err)}${data}`.replace(/\s+/g, ' ');
-    return text.length > 300 ? `${text.slice(0, 300)}...` : text;
-}
-
-function onlyText(result, what) {
-    check(!result.isError, `${what}: isError=true: ${JSON.stringify(result.content)}`);
-    const blocks = result.content ?? [];
-    check(blocks.length === 1, `${what}: expected 1 content block, got ${JSON.stringify(blocks)}`);
-    check(blocks[0].type === 'text', `${what}: content block is not text: ${JSON.stringify(blocks[0])}`);
-    return blocks[0].text;
-}
-
-async function loadClientPackage(dir) {
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    const entry = pkg.exports?.['.']?.import?.default;
-    if (typeof entry !== 'string') throw new Error(`${dir}/package.json has no ESM entry point`);
-    const mod = await import(pathToFileURL(join(dir, entry)).href);
-    return { mod, version: pkg.version };
-}
 
 class Run {
     constructor(url, sdk) {
@@ -434,14 +382,6 @@ class Run {
     async closeAll() {
         await Promise.allSettled(this.clients.map(c => net(c.close(), 'client close')));
     }
-}
-
-function summarize(run) {
-    const reasons = [...run.results.values()];
-    const passed = reasons.filter(r => r === null).length;
-    const failed = reasons.length - passed;
-    console.log(`${passed} passed, ${failed} failed`);
-    return failed === 0 && passed > 0 ? 0 : 1;
 }
 
 async function main(argv) {

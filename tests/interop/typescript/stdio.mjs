@@ -26,60 +26,12 @@
 // One line per step (`ok <step>` / `FAIL <step>: reason`), then `N passed, M failed`.
 // Exit status 0 only if every step passed. Every call has a 10 s timeout, the run 120 s.
 
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { TIMEOUT_MS, check, describe, loadClientPackage, net, onlyText, summarize, until } from './common.mjs';
 
 const PROTOCOL_VERSION = '2026-07-28';
 const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
-const TIMEOUT_MS = 10_000;
 const OVERALL_TIMEOUT_MS = 120_000;
 const USER_NAME = 'Ada Lovelace';
-
-class CheckFailed extends Error {}
-
-function check(cond, reason) {
-    if (!cond) throw new CheckFailed(reason);
-}
-
-function net(promise, what = 'call') {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new CheckFailed(`${what} timed out after ${TIMEOUT_MS / 1000}s`)), TIMEOUT_MS);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function until(cond, what) {
-    return net(
-        new Promise(done => {
-            const tick = () => (cond() ? done() : setTimeout(tick, 10));
-            tick();
-        }),
-        what
-    );
-}
-
-function describe(err) {
-    if (err instanceof CheckFailed) return err.message;
-    const code = err?.code !== undefined ? ` code=${JSON.stringify(err.code)}` : '';
-    const text = `${err?.name ?? 'Error'}${code}: ${String(err?.message ?? err)}`.replace(/\s+/g, ' ');
-    return text.length > 300 ? `${text.slice(0, 300)}...` : text;
-}
-
-function onlyText(result, what) {
-    check(!result.isError, `${what}: isError=true: ${JSON.stringify(result.content)}`);
-    const blocks = result.content ?? [];
-    check(blocks.length === 1 && blocks[0].type === 'text', `${what}: ${JSON.stringify(blocks)}`);
-    return blocks[0].text;
-}
-
-async function load(dir, subpath) {
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    const entry = pkg.exports?.[subpath]?.import?.default;
-    if (typeof entry !== 'string') throw new Error(`${dir}/package.json has no ESM entry for ${subpath}`);
-    return { mod: await import(pathToFileURL(join(dir, entry)).href), version: pkg.version };
-}
 
 class Run {
     constructor(sdk, command) {
@@ -202,7 +154,7 @@ async function main(argv) {
     }
     let sdk;
     try {
-        const [index, stdio] = await Promise.all([load(argv[0], '.'), load(argv[0], './stdio')]);
+        const [index, stdio] = await Promise.all([loadClientPackage(argv[0]), loadClientPackage(argv[0], './stdio')]);
         sdk = { ...index.mod, ...stdio.mod };
         console.error(`@modelcontextprotocol/client ${index.version}, node ${process.version}`);
     } catch (err) {
@@ -218,10 +170,7 @@ async function main(argv) {
     }, OVERALL_TIMEOUT_MS);
     await run.run();
     clearTimeout(overall);
-    const reasons = [...run.results.values()];
-    const passed = reasons.filter(r => r === null).length;
-    console.log(`${passed} passed, ${reasons.length - passed} failed`);
-    return reasons.length > passed || passed === 0 ? 1 : 0;
+    return summarize(run);
 }
 
 process.exitCode = await main(process.argv.slice(2));

