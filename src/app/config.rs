@@ -67,11 +67,6 @@ pub struct Config {
     #[arg(long, env = "MCP_TRANSPORT", value_enum, default_value = "http")]
     pub transport: Transport,
 
-    /// With `--transport stdio`: how many requests are handled at once; as many more may
-    /// wait, then stdin is not read until one finishes.
-    #[arg(long, env = "MCP_MAX_IN_FLIGHT", default_value_t = crate::transport::stdio::DEFAULT_MAX_IN_FLIGHT, value_parser = parse_in_flight)]
-    pub max_in_flight: usize,
-
     /// Address to listen on.
     #[arg(long, env = "MCP_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
@@ -137,7 +132,8 @@ pub struct Config {
     pub idle_timeout_secs: u64,
 
     /// Requests answered at once per replica (listen streams not counted); more get 503
-    /// with `Retry-After: 1`. 0: unbounded.
+    /// with `Retry-After: 1`. 0: unbounded. With `--transport stdio`: handlers run at once;
+    /// as many more requests may wait, then stdin is not read until one finishes.
     #[arg(long, env = "MCP_MAX_IN_FLIGHT", default_value_t = crate::transport::http::DEFAULT_MAX_IN_FLIGHT as u64)]
     pub max_in_flight: u64,
 
@@ -289,13 +285,6 @@ pub struct Config {
     /// Where each setting came from (filled by [`Config::load_from`]).
     #[arg(skip)]
     pub(crate) sources: super::load::Sources,
-}
-
-fn parse_in_flight(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if (1..=100_000).contains(&n) => Ok(n),
-        _ => Err("must be an integer from 1 to 100000".into()),
-    }
 }
 
 fn parse_capacity(s: &str) -> Result<usize, String> {

@@ -3,7 +3,7 @@
 //!
 //! There are no HTTP routes: no health, readiness or metrics endpoints (the host watches
 //! the process itself). `--body-limit` is the line limit, `--max-in-flight` bounds the
-//! requests handled at once, and `--shutdown-timeout-secs` is how long requests in flight
+//! requests handled at once (`0`: as many as the session can count), and `--shutdown-timeout-secs` is how long requests in flight
 //! get to finish when stdin ends or at SIGTERM/SIGINT; then the process exits with status 0.
 
 use std::time::Duration;
@@ -33,7 +33,7 @@ pub(super) async fn serve(config: Config, signal: Signal) -> Result<(), Error> {
     let shutdown = CancellationToken::new();
     let session = Stdio::new(server)
         .line_limit(config.body_limit)
-        .max_in_flight(config.max_in_flight)
+        .max_in_flight(usize::try_from(config.max_in_flight).unwrap_or(usize::MAX))
         .drain_timeout(Duration::from_secs(config.shutdown_timeout_secs))
         .shutdown(shutdown.clone())
         .serve();

@@ -106,9 +106,11 @@ impl Stdio {
         self
     }
 
-    /// How many handlers run at once (at least 1). Default [`DEFAULT_MAX_IN_FLIGHT`].
+    /// How many handlers run at once (at least 1; `0` and numbers beyond what a semaphore
+    /// counts mean as many as it counts). Default [`DEFAULT_MAX_IN_FLIGHT`].
     pub fn max_in_flight(mut self, n: usize) -> Self {
-        self.max_in_flight = n.max(1);
+        let most = tokio::sync::Semaphore::MAX_PERMITS / 2;
+        self.max_in_flight = if n == 0 { most } else { n.min(most) };
         self
     }
 
