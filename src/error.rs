@@ -6,7 +6,23 @@ use std::fmt;
 
 use crate::protocol::{ClientCapabilities, ErrorObject};
 
-type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// `error` and its sources, joined with `: ` (what a log line should show).
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        // Some errors repeat their source's text in their own.
+        if !text.ends_with(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
+}
 
 /// What went wrong, broadly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,12 +110,18 @@ impl Error {
         Self::new(ErrorKind::Internal, message)
     }
 
-    /// An internal failure caused by `source`.
+    /// An internal failure caused by `source` (logged with its source chain).
     pub fn internal_from(source: impl Into<BoxError>) -> Self {
         let source = source.into();
-        let mut e = Self::new(ErrorKind::Internal, source.to_string());
+        let mut e = Self::new(ErrorKind::Internal, chain(&*source));
         e.source = Some(source);
         e
+    }
+
+    /// A failure whose message the handler meant for the client (`-32603` with it).
+    pub(crate) fn failed(message: impl Into<Cow<'static, str>>) -> Self {
+        let message = message.into();
+        Self::answered(ErrorKind::Internal, ErrorObject::internal_error(message))
     }
 
     /// An invalid definition given to a builder.
@@ -154,8 +176,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)?;
         if let Some(s) = &self.source {
-            if s.to_string() != self.message {
-                write!(f, ": {s}")?;
+            if !self.message.contains(&s.to_string()) {
+                write!(f, ": {}", chain(&**s))?;
             }
         }
         Ok(())

@@ -126,7 +126,7 @@ pub mod transport;
 pub use error::{Error, ErrorKind};
 pub use handler::{
     HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
-    ResourceTemplateDef, ToolDef, ToolError,
+    ResourceTemplateDef, State, ToolDef, ToolError,
 };
 pub use runner::{ConnectionLimits, Runner};
 pub use server::{Server, ServerBuilder, StateKeys};

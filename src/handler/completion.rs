@@ -1,11 +1,12 @@
 //! Argument completion for prompts and resource templates.
 
-use std::future::Future;
+use std::marker::PhantomData;
 
 use futures_util::future::BoxFuture;
 
 use super::context::RequestContext;
-use crate::Error;
+use super::error::HandlerError;
+use super::function::Handler;
 use crate::protocol::{CompleteRequest, CompleteResult};
 
 /// Completes an argument value. The reference has been checked to name a registered prompt
@@ -16,19 +17,22 @@ pub trait CompletionHandler: Send + Sync + 'static {
         &self,
         ctx: RequestContext,
         request: CompleteRequest,
-    ) -> BoxFuture<'static, Result<CompleteResult, Error>>;
+    ) -> BoxFuture<'static, Result<CompleteResult, HandlerError>>;
 }
 
-impl<F, Fut> CompletionHandler for F
+/// A completion [`Handler`].
+pub(crate) struct CompletionFn<H, M>(pub(crate) H, pub(crate) PhantomData<fn() -> M>);
+
+impl<H, M> CompletionHandler for CompletionFn<H, M>
 where
-    F: Fn(RequestContext, CompleteRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<CompleteResult, Error>> + Send + 'static,
+    H: Handler<M, (CompleteRequest,), Output = Result<CompleteResult, HandlerError>>,
+    M: 'static,
 {
     fn complete(
         &self,
         ctx: RequestContext,
         request: CompleteRequest,
-    ) -> BoxFuture<'static, Result<CompleteResult, Error>> {
-        Box::pin(self(ctx, request))
+    ) -> BoxFuture<'static, Result<CompleteResult, HandlerError>> {
+        Box::pin(self.0.call(ctx, (request,)))
     }
 }

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::input::Input;
+use super::state::States;
 use crate::notify::Notifier;
 use crate::protocol::{
     ClientCapabilities, Implementation, InputRequest, LOG_MESSAGE_METHOD, LogMessageParams,
@@ -43,6 +44,7 @@ pub(crate) struct ContextParts {
     pub(crate) events: Option<mpsc::Sender<Bytes>>,
     pub(crate) input: Input,
     pub(crate) notifier: Notifier,
+    pub(crate) states: Arc<States>,
 }
 
 impl RequestContext {
@@ -83,6 +85,22 @@ impl RequestContext {
     /// The whole validated `_meta` of the request.
     pub fn meta(&self) -> &RequestMeta {
         &self.inner.parts.meta
+    }
+
+    /// The application state of type `S`, for a [`State<S>`](super::State) parameter.
+    ///
+    /// # Panics
+    ///
+    /// When no state of type `S` is registered; `ServerBuilder::build` refuses every handler
+    /// that takes a state nobody registered, so a built server never gets here.
+    pub(crate) fn registered_state<S: Clone + 'static>(&self) -> S {
+        match self.inner.parts.states.get::<S>() {
+            Some(s) => s.clone(),
+            None => panic!(
+                "no state of type {} registered (ServerBuilder::build checks this)",
+                std::any::type_name::<S>()
+            ),
+        }
     }
 
     /// The transport's request extensions (e.g. the authenticated principal).

@@ -2,9 +2,9 @@
 //! ([`InputRequired`]) and reading its answers and the handler's own state on the retry
 //! ([`Input`]).
 //!
-//! Only tool, resource-read and prompt handlers can ask: [`InputRequired`] converts into
-//! [`ToolError`](super::ToolError) and [`HandlerError`], the error types of exactly those
-//! handlers, and into nothing else.
+//! Tool, resource-read and prompt handlers can ask: [`InputRequired`] converts into
+//! [`HandlerError`](super::HandlerError) with `?` or `.into()`. (A completion handler that
+//! answers it gets `-32603`: completion cannot ask.)
 //!
 //! ```
 //! use schemars::JsonSchema;
@@ -34,6 +34,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -101,6 +102,52 @@ impl InputRequired {
         )
     }
 
+    /// Asks the user to fill a form for a `T`: `T`'s JSON Schema becomes `requestedSchema`,
+    /// and [`Input::accepted::<T>`](Input::accepted) reads the answer back on the retry.
+    ///
+    /// `T` must be a struct whose fields are strings (formats `date`, `date-time`, `email`,
+    /// `uri` kept), integers or numbers (with bounds), booleans, unit-variant enums (single
+    /// choice; doc comments become option titles), `Vec`s of such enums (multiple choice) or
+    /// `Option`s of these (not required); anything else (a nested struct, a list of
+    /// strings) is refused with an internal error naming the field, since the spec's
+    /// restricted form schema cannot express it.
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use stateless_mcp::{InputRequired, RequestContext, ToolDef, ToolError};
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Shipping {
+    ///     /// Where to send it.
+    ///     address: String,
+    ///     /// Gift-wrap it?
+    ///     gift: bool,
+    /// }
+    ///
+    /// # #[derive(Deserialize, JsonSchema)] struct NoArgs {}
+    /// let order = ToolDef::new("order").handler(|ctx: RequestContext, _: NoArgs| async move {
+    ///     match ctx.input().accepted::<Shipping>("shipping") {
+    ///         Some(s) => Ok(format!("shipping to {} (gift: {})", s.address, s.gift)),
+    ///         None => Err(InputRequired::new()
+    ///             .elicit::<Shipping>("shipping", "Where should we ship it?")?
+    ///             .into()),
+    ///     }
+    /// });
+    /// # let _: ToolError = stateless_mcp::HandlerError::new("");
+    /// ```
+    pub fn elicit<T: JsonSchema>(
+        self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Result<Self, Error> {
+        let schema = super::elicit::form_schema::<T>().map_err(Error::internal)?;
+        Ok(self.request(
+            key,
+            InputRequest::Elicit(ElicitParams::form(message, schema)),
+        ))
+    }
+
     /// Asks the user to visit `url` (an out-of-band step such as a login or payment). The
     /// client answers `accept` without content; record what you need in the state.
     pub fn elicit_url(
@@ -159,10 +206,7 @@ impl InputRequired {
     }
 }
 
-/// Why a resource read or a prompt did not complete: a protocol error, or a request for
-/// input. Both convert with `?` or `.into()`.
-pub struct HandlerError(pub(crate) Stop);
-
+/// How a handler stopped short of a result: a protocol error, or a request for input.
 #[derive(Debug)]
 pub(crate) enum Stop {
     Error(Error),
@@ -172,24 +216,6 @@ pub(crate) enum Stop {
 impl From<Error> for Stop {
     fn from(e: Error) -> Self {
         Stop::Error(e)
-    }
-}
-
-impl fmt::Debug for HandlerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("HandlerError").field(&self.0).finish()
-    }
-}
-
-impl From<Error> for HandlerError {
-    fn from(e: Error) -> Self {
-        HandlerError(Stop::Error(e))
-    }
-}
-
-impl From<InputRequired> for HandlerError {
-    fn from(i: InputRequired) -> Self {
-        HandlerError(Stop::Input(i))
     }
 }
 

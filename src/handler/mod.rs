@@ -1,8 +1,11 @@
 //! Handlers: small traits for tools, resources (and templates), prompts and completions, the
 //! request context they receive, and the registry that freezes them when the server is built.
 
-mod completion;
+pub(crate) mod completion;
 pub(crate) mod context;
+mod elicit;
+mod error;
+mod function;
 pub(crate) mod header_rules;
 pub(crate) mod input;
 mod principal;
@@ -10,15 +13,20 @@ mod prompt;
 pub(crate) mod registry;
 mod resource;
 mod scopes;
+pub(crate) mod state;
 mod tool;
 mod uri_template;
+mod vars;
 
 pub use completion::CompletionHandler;
 pub use context::RequestContext;
-pub use input::{HandlerError, Input, InputRequired};
+pub use error::{HandlerError, ToolError};
+pub use function::Handler;
+pub use input::{Input, InputRequired};
 pub use principal::Principal;
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
 pub use scopes::{ScopeHierarchy, ScopeRequirements};
-pub use tool::{IntoCallToolResult, ToolDef, ToolError, ToolHandler};
+pub use state::{State, StateType};
+pub use tool::{IntoCallToolResult, ToolDef, ToolHandler};
 pub use uri_template::{TemplateVars, UriTemplate};

@@ -10,6 +10,7 @@ use super::completion::CompletionHandler;
 use super::header_rules::{HeaderParam, header_params};
 use super::prompt::{PromptDef, PromptHandler};
 use super::resource::{CompiledTemplate, ResourceDef, ResourceHandler, ResourceTemplateDef};
+use super::state::{StateType, States};
 use super::tool::{ToolDef, ToolHandler};
 use super::uri_template::UriTemplate;
 use crate::Error;
@@ -62,6 +63,49 @@ pub(crate) struct Definitions {
     pub(crate) templates: Vec<ResourceTemplateDef>,
     pub(crate) prompts: Vec<PromptDef>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
+    pub(crate) completion_state: Option<StateType>,
+}
+
+impl Definitions {
+    /// Fails when a handler takes a [`State`](super::State) of a type nobody registered.
+    pub(crate) fn check_states(&self, states: &States) -> Result<(), Error> {
+        let needs = self
+            .tools
+            .iter()
+            .map(|d| ("tool", d.tool.name.as_str(), d.state))
+            .chain(
+                self.resources
+                    .iter()
+                    .map(|d| ("resource", d.resource.uri.as_str(), d.state)),
+            )
+            .chain(self.templates.iter().map(|d| {
+                (
+                    "resource template",
+                    d.template.uri_template.as_str(),
+                    d.state,
+                )
+            }))
+            .chain(
+                self.prompts
+                    .iter()
+                    .map(|d| ("prompt", d.prompt.name.as_str(), d.state)),
+            )
+            .chain(std::iter::once((
+                "completion",
+                "handler",
+                self.completion_state,
+            )));
+        for (kind, name, state) in needs {
+            if let Some(ty) = state.filter(|t| !states.has(t)) {
+                return Err(Error::invalid_definition(format!(
+                    "{kind} {name:?} takes State<{}>, but no state of that type is registered \
+                     (ServerBuilder::state)",
+                    ty.name()
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Tool names: 1 to 128 characters of `[A-Za-z0-9_.-]`.

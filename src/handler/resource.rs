@@ -1,14 +1,19 @@
 //! Resources and resource templates.
 
 use std::fmt;
-use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
+use serde::de::DeserializeOwned;
 
 use super::context::RequestContext;
-use super::input::HandlerError;
+use super::error::HandlerError;
+use super::function::Handler;
+use super::state::StateType;
 use super::uri_template::{TemplateVars, UriTemplate};
+use super::vars::typed_vars;
+use crate::Error;
 use crate::protocol::{CachePolicy, ReadResourceResult, Resource, ResourceTemplate};
 
 /// Reads a resource. `vars` are the template variables the URI bound (empty for a fixed
@@ -23,12 +28,34 @@ pub trait ResourceHandler: Send + Sync + 'static {
     ) -> BoxFuture<'static, Result<ReadResourceResult, HandlerError>>;
 }
 
-struct Templated<F>(F);
+/// A fixed resource's [`Handler`]: takes the URI.
+struct Fixed<H, M>(H, PhantomData<fn() -> M>);
 
-impl<F, Fut, R> ResourceHandler for Templated<F>
+impl<H, M, R> ResourceHandler for Fixed<H, M>
 where
-    F: Fn(RequestContext, String, TemplateVars) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
+    H: Handler<M, (String,), Output = Result<R, HandlerError>>,
+    M: 'static,
+    R: Into<ReadResourceResult>,
+{
+    fn read(
+        &self,
+        ctx: RequestContext,
+        uri: String,
+        _vars: TemplateVars,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, HandlerError>> {
+        let fut = self.0.call(ctx, (uri,));
+        Box::pin(async move { fut.await.map(Into::into) })
+    }
+}
+
+/// A template's [`Handler`]: takes the URI and its variables read as `V`.
+struct Templated<H, M, V>(H, PhantomData<fn() -> (M, V)>);
+
+impl<H, M, V, R> ResourceHandler for Templated<H, M, V>
+where
+    H: Handler<M, (String, V), Output = Result<R, HandlerError>>,
+    M: 'static,
+    V: DeserializeOwned + 'static,
     R: Into<ReadResourceResult>,
 {
     fn read(
@@ -37,8 +64,12 @@ where
         uri: String,
         vars: TemplateVars,
     ) -> BoxFuture<'static, Result<ReadResourceResult, HandlerError>> {
-        let fut = (self.0)(ctx, uri, vars);
-        Box::pin(async move { fut.await.map(Into::into) })
+        let fut = match typed_vars::<V>(&vars) {
+            Ok(vars) => Ok(self.0.call(ctx, (uri, vars))),
+            // The URI matches the template but names nothing this template can read.
+            Err(_) => Err(HandlerError::from(Error::resource_not_found(uri))),
+        };
+        Box::pin(async move { fut?.await.map(Into::into) })
     }
 }
 
@@ -49,6 +80,7 @@ pub struct ResourceDef {
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Option<Arc<dyn ResourceHandler>>,
     pub(crate) scopes: Vec<String>,
+    pub(crate) state: Option<StateType>,
 }
 
 impl ResourceDef {
@@ -59,6 +91,7 @@ impl ResourceDef {
             cache: None,
             handler: None,
             scopes: Vec::new(),
+            state: None,
         }
     }
 
@@ -68,14 +101,25 @@ impl ResourceDef {
         self
     }
 
-    /// The reader: `f(ctx, uri)`.
-    pub fn handler<F, Fut, R>(mut self, f: F) -> Self
+    /// The reader: an async `Fn(RequestContext, String)` given the URI, or
+    /// `Fn(RequestContext, State<S>, String)` (see [`Handler`]).
+    ///
+    /// ```
+    /// use stateless_mcp::ResourceDef;
+    /// use stateless_mcp::protocol::ResourceContents;
+    ///
+    /// let motd = ResourceDef::new("app://motd", "motd")
+    ///     .mime_type("text/plain")
+    ///     .handler(|_ctx, uri: String| async move { Ok(ResourceContents::text(uri, "Hello!")) });
+    /// ```
+    pub fn handler<M, H, R>(mut self, f: H) -> Self
     where
-        F: Fn(RequestContext, String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
+        M: 'static,
+        H: Handler<M, (String,), Output = Result<R, HandlerError>>,
         R: Into<ReadResourceResult>,
     {
-        self.handler = Some(Arc::new(Templated(move |ctx, uri, _vars| f(ctx, uri))));
+        self.state = H::state_type();
+        self.handler = Some(Arc::new(Fixed(f, PhantomData)));
         self
     }
 }
@@ -87,6 +131,7 @@ pub struct ResourceTemplateDef {
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Option<Arc<dyn ResourceHandler>>,
     pub(crate) scopes: Vec<String>,
+    pub(crate) state: Option<StateType>,
 }
 
 impl ResourceTemplateDef {
@@ -97,18 +142,44 @@ impl ResourceTemplateDef {
             cache: None,
             handler: None,
             scopes: Vec::new(),
+            state: None,
         }
     }
 
-    /// The reader: `f(ctx, uri, vars)`. Return `Error::resource_not_found(uri)` for a URI
-    /// that matches the template but names nothing.
-    pub fn handler<F, Fut, R>(mut self, f: F) -> Self
+    /// The reader: an async `Fn(RequestContext, String, V)` given the URI and the
+    /// template's variables read as `V` (a struct whose fields are the variables, parsed
+    /// from their text: numbers, booleans, unit enums, `Option`s; or [`TemplateVars`] for
+    /// them all as strings), or `Fn(RequestContext, State<S>, String, V)` (see [`Handler`]).
+    ///
+    /// A URI whose variables do not read as `V`, like one the handler finds nothing for
+    /// (return `Error::resource_not_found(uri)`), is answered "resource not found".
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    /// use stateless_mcp::{Error, RequestContext, ResourceTemplateDef};
+    /// use stateless_mcp::protocol::ResourceContents;
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Page { book: String, page: u32 }
+    ///
+    /// let pages = ResourceTemplateDef::new("books://{book}/pages/{page}", "page").handler(
+    ///     |_ctx: RequestContext, uri: String, p: Page| async move {
+    ///         if p.page == 0 {
+    ///             return Err(Error::resource_not_found(uri).into());
+    ///         }
+    ///         Ok(ResourceContents::text(uri, format!("{} p. {}", p.book, p.page)))
+    ///     },
+    /// );
+    /// ```
+    pub fn handler<M, V, H, R>(mut self, f: H) -> Self
     where
-        F: Fn(RequestContext, String, TemplateVars) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
+        M: 'static,
+        V: DeserializeOwned + 'static,
+        H: Handler<M, (String, V), Output = Result<R, HandlerError>>,
         R: Into<ReadResourceResult>,
     {
-        self.handler = Some(Arc::new(Templated(f)));
+        self.state = H::state_type();
+        self.handler = Some(Arc::new(Templated(f, PhantomData)));
         self
     }
 }
@@ -154,6 +225,7 @@ macro_rules! common_setters {
 
             /// A reader implementing [`ResourceHandler`] directly.
             pub fn with_handler(mut self, h: impl ResourceHandler) -> Self {
+                self.state = None;
                 self.handler = Some(Arc::new(h));
                 self
             }

@@ -1,8 +1,6 @@
-//! Tools: the handler trait, typed handlers whose argument type yields `inputSchema`, and the
-//! error a tool reports to the model.
+//! Tools: the handler trait, and typed handlers whose argument type yields `inputSchema`.
 
 use std::fmt;
-use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -13,76 +11,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::context::RequestContext;
-use super::input::{InputRequired, Stop};
+use super::error::ToolError;
+use super::function::Handler;
+use super::state::StateType;
 use crate::Error;
 use crate::protocol::{CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations};
-
-/// A failure inside a tool, or its request for input.
-///
-/// Converted to a result with `isError: true` and the error's message, so the model can see
-/// it and correct itself. The exceptions: a [`crate::Error`] (for instance
-/// `Error::missing_client_capability`) is answered as the JSON-RPC error it stands for, and
-/// an [`InputRequired`] as an `input_required` result. Any `std::error::Error` converts with
-/// `?`.
-pub struct ToolError(Repr);
-
-enum Repr {
-    Message(String),
-    Protocol(Error),
-    Input(InputRequired),
-}
-
-impl ToolError {
-    /// A tool error with this message for the model.
-    pub fn new(message: impl Into<String>) -> Self {
-        ToolError(Repr::Message(message.into()))
-    }
-
-    /// Splits into a tool result, a protocol error or a request for input.
-    pub(crate) fn into_outcome(self) -> Result<CallToolResult, Stop> {
-        match self.0 {
-            Repr::Message(m) => Ok(CallToolResult::error(m)),
-            Repr::Protocol(e) => Err(Stop::Error(e)),
-            Repr::Input(i) => Err(Stop::Input(i)),
-        }
-    }
-}
-
-impl fmt::Debug for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Repr::Message(m) => f.debug_tuple("ToolError").field(m).finish(),
-            Repr::Protocol(e) => f.debug_tuple("ToolError").field(e).finish(),
-            Repr::Input(i) => f.debug_tuple("ToolError").field(i).finish(),
-        }
-    }
-}
-
-impl fmt::Display for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Repr::Message(m) => f.write_str(m),
-            Repr::Protocol(e) => fmt::Display::fmt(e, f),
-            Repr::Input(_) => f.write_str("input required"),
-        }
-    }
-}
-
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
-    fn from(e: E) -> Self {
-        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(e);
-        match boxed.downcast::<Error>() {
-            Ok(protocol) => ToolError(Repr::Protocol(*protocol)),
-            Err(other) => ToolError(Repr::Message(other.to_string())),
-        }
-    }
-}
-
-impl From<InputRequired> for ToolError {
-    fn from(i: InputRequired) -> Self {
-        ToolError(Repr::Input(i))
-    }
-}
 
 /// Values a tool handler may return.
 pub trait IntoCallToolResult {
@@ -130,36 +63,19 @@ pub trait ToolHandler: Send + Sync + 'static {
     ) -> BoxFuture<'static, Result<CallToolResult, ToolError>>;
 }
 
-struct RawFn<F>(F);
-
-impl<F, Fut, R> ToolHandler for RawFn<F>
-where
-    F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
-    R: IntoCallToolResult,
-{
-    fn call(
-        &self,
-        ctx: RequestContext,
-        arguments: Value,
-    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        let fut = (self.0)(ctx, arguments);
-        Box::pin(async move { fut.await.map(IntoCallToolResult::into_call_tool_result) })
-    }
-}
-
 /// Reads schema-validated arguments into the handler's type.
 fn typed<A: DeserializeOwned>(arguments: Value) -> Result<A, ToolError> {
     serde_json::from_value(arguments).map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))
 }
 
-struct TypedFn<F, A>(F, PhantomData<fn(A)>);
+/// A [`Handler`] taking the arguments as `A` (`Value` for a raw handler).
+struct TypedFn<H, M, A>(H, PhantomData<fn() -> (M, A)>);
 
-impl<F, Fut, A, R> ToolHandler for TypedFn<F, A>
+impl<H, M, A, R> ToolHandler for TypedFn<H, M, A>
 where
-    F: Fn(RequestContext, A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    H: Handler<M, (A,), Output = Result<R, ToolError>>,
     A: DeserializeOwned + 'static,
+    M: 'static,
     R: IntoCallToolResult,
 {
     fn call(
@@ -167,7 +83,7 @@ where
         ctx: RequestContext,
         arguments: Value,
     ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        let fut = typed(arguments).map(|args| (self.0)(ctx, args));
+        let fut = typed(arguments).map(|args| self.0.call(ctx, (args,)));
         Box::pin(async move { fut?.await.map(IntoCallToolResult::into_call_tool_result) })
     }
 }
@@ -200,6 +116,7 @@ pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Option<Arc<dyn ToolHandler>>,
     pub(crate) scopes: Vec<String>,
+    pub(crate) state: Option<StateType>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -220,6 +137,7 @@ impl ToolDef {
             tool: Tool::new(name, schema),
             handler: None,
             scopes: Vec::new(),
+            state: None,
         }
     }
 
@@ -247,10 +165,46 @@ impl ToolDef {
         self
     }
 
-    /// Sets behaviour hints.
+    /// Sets behaviour hints (replacing any set by the hint methods below).
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
         self
+    }
+
+    fn hint(mut self, set: impl FnOnce(ToolAnnotations) -> ToolAnnotations) -> Self {
+        let current = self.tool.annotations.take().unwrap_or_default();
+        self.tool.annotations = Some(set(current));
+        self
+    }
+
+    /// Hints that the tool leaves its environment unchanged (`readOnlyHint`).
+    ///
+    /// ```
+    /// use stateless_mcp::ToolDef;
+    ///
+    /// let lookup = ToolDef::new("lookup").read_only(true).idempotent(true).open_world(false);
+    /// let delete = ToolDef::new("delete").destructive(true).idempotent(true);
+    /// assert_eq!(lookup.definition().annotations.as_ref().unwrap().read_only_hint, Some(true));
+    /// # let _ = delete;
+    /// ```
+    pub fn read_only(self, yes: bool) -> Self {
+        self.hint(|a| a.read_only(yes))
+    }
+
+    /// Hints that the tool may perform destructive updates (`destructiveHint`).
+    pub fn destructive(self, yes: bool) -> Self {
+        self.hint(|a| a.destructive(yes))
+    }
+
+    /// Hints that calling it twice with the same arguments has no further effect
+    /// (`idempotentHint`).
+    pub fn idempotent(self, yes: bool) -> Self {
+        self.hint(|a| a.idempotent(yes))
+    }
+
+    /// Hints that the tool talks to an open world of external entities (`openWorldHint`).
+    pub fn open_world(self, yes: bool) -> Self {
+        self.hint(|a| a.open_world(yes))
     }
 
     /// Sets icons.
@@ -277,35 +231,39 @@ impl ToolDef {
         self
     }
 
-    /// A handler taking typed arguments; `A`'s JSON Schema becomes `inputSchema`.
+    /// A handler taking typed arguments; `A`'s JSON Schema becomes `inputSchema`. The
+    /// handler is an async `Fn(RequestContext, A)`, or `Fn(RequestContext, State<S>, A)` to
+    /// receive the application [`State`](super::State) (see [`Handler`]).
     ///
     /// Arguments are validated against that schema before the handler runs; a failure is a
     /// tool result with `isError: true` naming what is wrong.
-    pub fn handler<A, F, Fut, R>(mut self, f: F) -> Self
+    pub fn handler<M, A, H, R>(mut self, f: H) -> Self
     where
         A: DeserializeOwned + JsonSchema + 'static,
-        F: Fn(RequestContext, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        M: 'static,
+        H: Handler<M, (A,), Output = Result<R, ToolError>>,
         R: IntoCallToolResult,
     {
         self.tool.input_schema = schema_object::<A>();
+        self.state = H::state_type();
         self.handler = Some(Arc::new(TypedFn(f, PhantomData)));
         self
     }
 
     /// A handler with typed arguments and a typed output: `O`'s schema becomes
     /// `outputSchema`, and the output is sent as `structuredContent` plus a text mirror.
-    pub fn structured_handler<A, O, F, Fut>(mut self, f: F) -> Self
+    pub fn structured_handler<M, A, O, H>(mut self, f: H) -> Self
     where
-        A: DeserializeOwned + JsonSchema + 'static,
+        A: DeserializeOwned + JsonSchema + Send + 'static,
         O: Serialize + JsonSchema + 'static,
-        F: Fn(RequestContext, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+        M: 'static,
+        H: Handler<M, (A,), Output = Result<O, ToolError>>,
     {
         self.tool.input_schema = schema_object::<A>();
         self.tool.output_schema = Some(schema_object::<O>());
-        let structured = move |ctx, args: A| {
-            let fut = f(ctx, args);
+        self.state = H::state_type();
+        let structured = move |ctx: RequestContext, args: A| {
+            let fut = f.call(ctx, (args,));
             async move {
                 let value = serde_json::to_value(fut.await?).map_err(|e| {
                     ToolError::from(Error::internal(format!("output did not serialize: {e}")))
@@ -313,24 +271,27 @@ impl ToolDef {
                 Ok(CallToolResult::structured(value))
             }
         };
-        self.handler = Some(Arc::new(TypedFn(structured, PhantomData)));
+        let structured = TypedFn::<_, (RequestContext, A), A>(structured, PhantomData);
+        self.handler = Some(Arc::new(structured));
         self
     }
 
     /// A handler taking the arguments as JSON, validated against the schema set with
     /// [`ToolDef::input_schema`] (by default: an object with no properties).
-    pub fn raw_handler<F, Fut, R>(mut self, f: F) -> Self
+    pub fn raw_handler<M, H, R>(mut self, f: H) -> Self
     where
-        F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        M: 'static,
+        H: Handler<M, (Value,), Output = Result<R, ToolError>>,
         R: IntoCallToolResult,
     {
-        self.handler = Some(Arc::new(RawFn(f)));
+        self.state = H::state_type();
+        self.handler = Some(Arc::new(TypedFn(f, PhantomData)));
         self
     }
 
     /// A handler implementing [`ToolHandler`] directly.
     pub fn with_handler(mut self, handler: impl ToolHandler) -> Self {
+        self.state = None;
         self.handler = Some(Arc::new(handler));
         self
     }
@@ -338,30 +299,5 @@ impl ToolDef {
     /// The wire definition.
     pub fn definition(&self) -> &Tool {
         &self.tool
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Debug)]
-    struct Io;
-    impl fmt::Display for Io {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("disk full")
-        }
-    }
-    impl std::error::Error for Io {}
-
-    #[test]
-    fn std_errors_become_tool_errors_and_crate_errors_stay_protocol() {
-        let r = ToolError::from(Io).into_outcome().unwrap();
-        assert!(r.is_error());
-        assert_eq!(r.content[0].as_text(), Some("disk full"));
-        let e = ToolError::from(Error::invalid_params("bad")).into_outcome();
-        assert!(matches!(e, Err(Stop::Error(e)) if e.to_wire().code == -32602));
-        let i = ToolError::from(InputRequired::new().list_roots("r")).into_outcome();
-        assert!(matches!(i, Err(Stop::Input(_))));
     }
 }

@@ -94,6 +94,57 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
+impl ToolAnnotations {
+    /// No hints (clients then assume the spec's defaults: not read-only, destructive, not
+    /// idempotent, open world).
+    ///
+    /// ```
+    /// use stateless_mcp::protocol::ToolAnnotations;
+    ///
+    /// let hints = ToolAnnotations::new().read_only(true).open_world(false);
+    /// assert_eq!(hints.read_only_hint, Some(true));
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the display name.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Whether the tool leaves its environment unchanged (`readOnlyHint`).
+    #[must_use]
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.read_only_hint = Some(yes);
+        self
+    }
+
+    /// Whether the tool may perform destructive updates (`destructiveHint`).
+    #[must_use]
+    pub fn destructive(mut self, yes: bool) -> Self {
+        self.destructive_hint = Some(yes);
+        self
+    }
+
+    /// Whether calling it twice with the same arguments has no further effect
+    /// (`idempotentHint`).
+    #[must_use]
+    pub fn idempotent(mut self, yes: bool) -> Self {
+        self.idempotent_hint = Some(yes);
+        self
+    }
+
+    /// Whether the tool talks to an open world of external entities (`openWorldHint`).
+    #[must_use]
+    pub fn open_world(mut self, yes: bool) -> Self {
+        self.open_world_hint = Some(yes);
+        self
+    }
+}
+
 /// A present field is `Some`, even when it is `null` (`structuredContent` may be any value).
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)

@@ -1,5 +1,6 @@
 //! Building a [`Server`]: register handlers, set policies, freeze.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,12 +11,17 @@ use super::lists::Lists;
 use super::seal::{DEFAULT_STATE_TTL, StateKeys};
 use super::{Inner, Server};
 use crate::Error;
+use crate::handler::completion::CompletionFn;
 use crate::handler::registry::{Definitions, Registry};
-use crate::handler::{CompletionHandler, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
+use crate::handler::state::States;
+use crate::handler::{
+    CompletionHandler, Handler, HandlerError, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
+};
 use crate::notify::Notifier;
 use crate::protocol::{
-    CachePolicy, DiscoverResult, Implementation, JsonObject, LATEST_PROTOCOL_VERSION,
-    ListChangedCapability, ResourcesCapability, ResultMeta, ServerCapabilities,
+    CachePolicy, CompleteRequest, CompleteResult, DiscoverResult, Implementation, JsonObject,
+    LATEST_PROTOCOL_VERSION, ListChangedCapability, ResourcesCapability, ResultMeta,
+    ServerCapabilities,
 };
 
 /// Builds a [`Server`]. Every definition is checked by [`ServerBuilder::build`]: duplicate
@@ -37,6 +43,7 @@ pub struct ServerBuilder {
     notifier: Option<Notifier>,
     replay: Option<Arc<dyn crate::replay::ReplayStore>>,
     listen_limits: ListenLimits,
+    states: States,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -73,6 +80,7 @@ impl ServerBuilder {
             notifier: None,
             replay: None,
             listen_limits: ListenLimits::default(),
+            states: States::default(),
         }
     }
 
@@ -112,9 +120,66 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets the completion handler (advertises the `completions` capability).
-    pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
+    /// Sets the completion handler (advertises the `completions` capability): an async
+    /// `Fn(RequestContext, CompleteRequest)`, or `Fn(RequestContext, State<S>,
+    /// CompleteRequest)` (see [`Handler`]).
+    ///
+    /// ```
+    /// use stateless_mcp::protocol::{CompleteRequest, CompleteResult};
+    /// use stateless_mcp::{RequestContext, Server};
+    ///
+    /// let server = Server::builder()
+    ///     .completion(|_ctx: RequestContext, req: CompleteRequest| async move {
+    ///         let colours = ["red", "green", "blue"];
+    ///         let prefix = req.argument.value.clone();
+    ///         Ok(CompleteResult::from_values(
+    ///             colours.iter().filter(|c| c.starts_with(&prefix)).map(|c| c.to_string()).collect(),
+    ///         ))
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    pub fn completion<M, H>(mut self, handler: H) -> Self
+    where
+        M: 'static,
+        H: Handler<M, (CompleteRequest,), Output = Result<CompleteResult, HandlerError>>,
+    {
+        self.defs.completion_state = H::state_type();
+        self.defs.completion = Some(Arc::new(CompletionFn(handler, PhantomData)));
+        self
+    }
+
+    /// Sets a completion handler implementing [`CompletionHandler`] directly.
+    pub fn completion_handler(mut self, handler: impl CompletionHandler) -> Self {
+        self.defs.completion_state = None;
         self.defs.completion = Some(Arc::new(handler));
+        self
+    }
+
+    /// Registers application state: every handler that takes a [`State<T>`](crate::State)
+    /// parameter receives a clone of `value` (one value per type; a later one replaces an
+    /// earlier). [`ServerBuilder::build`] fails when a handler takes a state type nobody
+    /// registered.
+    ///
+    /// ```
+    /// use stateless_mcp::{RequestContext, Server, State, ToolDef, ToolError};
+    ///
+    /// #[derive(Clone)]
+    /// struct Config { greeting: String }
+    ///
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct NoArgs {}
+    /// let server = Server::builder()
+    ///     .state(Config { greeting: "hello".into() })
+    ///     .tool(ToolDef::new("greet").handler(
+    ///         |_ctx: RequestContext, State(c): State<Config>, _: NoArgs| async move {
+    ///             Ok::<_, ToolError>(c.greeting)
+    ///         },
+    ///     ))
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(value);
         self
     }
 
@@ -193,6 +258,7 @@ impl ServerBuilder {
 
     /// Checks every definition and freezes the server.
     pub fn build(self) -> Result<Server, Error> {
+        self.defs.check_states(&self.states)?;
         let registry = Registry::build(self.defs)?;
         let server_info = Arc::new(self.server_info);
         let result_meta = ResultMeta {
@@ -246,6 +312,7 @@ impl ServerBuilder {
                     .replay
                     .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
                 listeners: Listeners::new(self.listen_limits, fingerprints),
+                states: Arc::new(self.states),
             }),
         })
     }

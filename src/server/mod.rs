@@ -70,6 +70,7 @@ pub(crate) struct Inner {
     pub(crate) notifier: crate::notify::Notifier,
     pub(crate) replay: Arc<dyn crate::replay::ReplayStore>,
     pub(crate) listeners: listen::Listeners,
+    pub(crate) states: Arc<crate::handler::state::States>,
 }
 
 impl std::fmt::Debug for Server {

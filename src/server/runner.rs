@@ -64,6 +64,7 @@ impl Server {
             events: tx,
             input,
             notifier: self.inner.notifier.clone(),
+            states: self.inner.states.clone(),
         });
         // What sealing an `input_required` answer needs: the binding, and the client's
         // capabilities (read through a second handle on the context, not copied up front).

@@ -53,13 +53,11 @@ mod tests {
                     .scopes(["files:write"])
                     .raw_handler(|_: RequestContext, _| async { Ok::<_, ToolError>("x") }),
             )
-            .prompt(
-                PromptDef::new("p")
-                    .scopes(["prompts"])
-                    .handler(|_, _| async {
-                        Ok(crate::protocol::GetPromptResult::new(Vec::new()))
-                    }),
-            )
+            .prompt(PromptDef::new("p").scopes(["prompts"]).handler(
+                |_, _: crate::handler::PromptArguments| async {
+                    Ok(crate::protocol::GetPromptResult::new(Vec::new()))
+                },
+            ))
             .resource(
                 ResourceDef::new("test://fixed", "fixed")
                     .scopes(["res:fixed"])
@@ -70,7 +68,7 @@ mod tests {
             .resource_template(
                 ResourceTemplateDef::new("test://t/{id}", "t")
                     .scopes(["res:t"])
-                    .handler(|_, uri, _| async move {
+                    .handler(|_, uri, _: crate::handler::TemplateVars| async move {
                         Ok(crate::protocol::ResourceContents::text(uri, "x"))
                     }),
             )

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use stateless_mcp::auth::{ResourceServer, ResourceServerBuilder};
+use stateless_mcp::handler::{PromptArguments, TemplateVars};
 use stateless_mcp::protocol::{GetPromptResult, PromptMessage, ResourceContents};
 use stateless_mcp::{
     PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, Server, StreamableHttp, ToolDef,
@@ -65,13 +66,15 @@ pub(crate) fn scoped_server(writes: Arc<AtomicUsize>) -> Server {
         .prompt(
             PromptDef::new("secret_prompt")
                 .scopes(["prompts:secret"])
-                .handler(|_, _| async {
+                .handler(|_, _: PromptArguments| async {
                     Ok(GetPromptResult::new(vec![PromptMessage::user_text("hi")]))
                 }),
         )
-        .prompt(PromptDef::new("open_prompt").handler(|_, _| async {
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text("hi")]))
-        }))
+        .prompt(
+            PromptDef::new("open_prompt").handler(|_, _: PromptArguments| async {
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text("hi")]))
+            }),
+        )
         .resource(
             ResourceDef::new("test://public", "public")
                 .handler(|_, uri| async move { Ok(ResourceContents::text(uri, "public")) }),
@@ -84,7 +87,9 @@ pub(crate) fn scoped_server(writes: Arc<AtomicUsize>) -> Server {
         .resource_template(
             ResourceTemplateDef::new("test://docs/{id}", "docs")
                 .scopes(["docs"])
-                .handler(|_, uri, _| async move { Ok(ResourceContents::text(uri, "doc")) }),
+                .handler(|_, uri, _: TemplateVars| async move {
+                    Ok(ResourceContents::text(uri, "doc"))
+                }),
         )
         .build()
         .unwrap()

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use stateless_mcp::handler::{PromptArguments, TemplateVars};
 use stateless_mcp::protocol::{CompleteResult, ResourceContents};
 use stateless_mcp::{RequestContext, ResourceTemplateDef, Server, ToolDef, ToolError};
 use tokio::sync::Barrier;
@@ -172,7 +173,7 @@ async fn templates_bind_variables_and_fixed_resources_win() {
         .resource_template(
             ResourceTemplateDef::new("files:///{+path}", "files")
                 .description("Files")
-                .handler(|_ctx, uri, vars| async move {
+                .handler(|_ctx, uri, vars: TemplateVars| async move {
                     let path = vars.get("path").cloned().unwrap_or_default();
                     if path.contains("..") {
                         return Err(stateless_mcp::Error::invalid_params(
@@ -243,18 +244,21 @@ async fn templates_bind_variables_and_fixed_resources_win() {
 
 #[tokio::test]
 async fn completions_are_capped_at_100() {
-    let server =
-        Server::builder()
-            .prompt(stateless_mcp::PromptDef::new("p").description("p").handler(
-                |_ctx, _args| async { Ok(stateless_mcp::protocol::GetPromptResult::new(vec![])) },
-            ))
-            .completion(|_ctx, _req| async {
+    let server = Server::builder()
+        .prompt(stateless_mcp::PromptDef::new("p").description("p").handler(
+            |_ctx, _args: PromptArguments| async {
+                Ok(stateless_mcp::protocol::GetPromptResult::new(vec![]))
+            },
+        ))
+        .completion(
+            |_ctx, _req: stateless_mcp::protocol::CompleteRequest| async {
                 Ok(CompleteResult::from_values(
                     (0..250).map(|i| format!("v{i}")).collect(),
                 ))
-            })
-            .build()
-            .unwrap();
+            },
+        )
+        .build()
+        .unwrap();
     let srv = start(server).await;
     let c = Client::new(&srv.url);
     let x = c
@@ -314,12 +318,12 @@ fn invalid_definitions_fail_at_build() {
         )
         .build();
     assert!(bad_header.unwrap_err().to_string().contains("x-mcp-header"));
-    let bad_template = Server::builder()
-        .resource_template(
-            ResourceTemplateDef::new("x://{unclosed", "t")
-                .handler(|_c, u, _v| async move { Ok(ResourceContents::text(u, "")) }),
-        )
-        .build();
+    let bad_template =
+        Server::builder()
+            .resource_template(ResourceTemplateDef::new("x://{unclosed", "t").handler(
+                |_c, u, _v: TemplateVars| async move { Ok(ResourceContents::text(u, "")) },
+            ))
+            .build();
     assert!(bad_template.is_err());
 }
 

@@ -33,3 +33,4 @@ mod scale_out;
 mod single_use;
 mod stdio;
 mod task_store;
+mod typed_handlers;

@@ -71,8 +71,8 @@ fn server(keys: &str, ttl: Duration) -> Server {
                     .into())
             }),
         )
-        .resource(
-            ResourceDef::new("vault://secret", "secret").handler(|ctx, uri| async move {
+        .resource(ResourceDef::new("vault://secret", "secret").handler(
+            |ctx: RequestContext, uri| async move {
                 match ctx.input().accepted::<Confirm>("unlock") {
                     Some(Confirm { ok: true }) => Ok(ResourceContents::text(uri, "the secret")),
                     _ => Err(InputRequired::new()
@@ -84,8 +84,8 @@ fn server(keys: &str, ttl: Duration) -> Server {
                         .state(&"vault")
                         .into()),
                 }
-            }),
-        );
+            },
+        ));
     b.build().unwrap()
 }
 

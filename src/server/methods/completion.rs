@@ -8,7 +8,7 @@ use http::Extensions;
 use serde_json::value::RawValue;
 
 use crate::handler::CompletionHandler;
-use crate::handler::input::Stop;
+use crate::handler::HandlerError;
 use crate::protocol::{CompleteRequest, CompletionReference, ErrorObject, RequestId, RequestMeta};
 use crate::server::Server;
 use crate::server::envelope;
@@ -40,7 +40,10 @@ impl Server {
         }
         Ok(
             self.run(id.clone(), meta, extensions, None, move |ctx| async move {
-                let mut result = handler.complete(ctx, request).await.map_err(Stop::Error)?;
+                let mut result = handler
+                    .complete(ctx, request)
+                    .await
+                    .map_err(HandlerError::into_stop)?;
                 result.enforce_limit();
                 Ok(result)
             }),

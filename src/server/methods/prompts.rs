@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use http::Extensions;
 use serde_json::json;
 
-use crate::handler::PromptDef;
+use crate::handler::{HandlerError, PromptDef};
 use crate::protocol::methods::PROMPTS_GET;
 use crate::protocol::{ErrorObject, RequestId, RequestMeta};
 use crate::server::Server;
@@ -62,7 +62,12 @@ impl Server {
             meta,
             extensions,
             Some(retry),
-            move |ctx| async move { handler.get(ctx, arguments).await.map_err(|e| e.0) },
+            move |ctx| async move {
+                handler
+                    .get(ctx, arguments)
+                    .await
+                    .map_err(HandlerError::into_stop)
+            },
         ))
     }
 }

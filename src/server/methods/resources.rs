@@ -45,7 +45,10 @@ impl Server {
             extensions,
             Some(retry),
             move |ctx| async move {
-                let mut result = handler.read(ctx, uri, vars).await.map_err(|e| e.0)?;
+                let mut result = handler
+                    .read(ctx, uri, vars)
+                    .await
+                    .map_err(crate::handler::HandlerError::into_stop)?;
                 result.cache.get_or_insert(policy);
                 Ok(result)
             },
