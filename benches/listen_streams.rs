@@ -211,9 +211,6 @@ fn main() -> ExitCode {
     if let Some(code) = with_enough_files(needed) {
         return code;
     }
-    // reqwest is built without a TLS provider of its own; plain h2c needs none, but the
-    // client wants one installed.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     tokio::runtime::Runtime::new()
         .expect("runtime")
         .block_on(run(

@@ -15,7 +15,7 @@ pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     while let Some(s) = source {
         let next = s.to_string();
         // Some errors repeat their source's text in their own.
-        if !text.ends_with(&next) {
+        if !text.contains(&next) {
             text.push_str(": ");
             text.push_str(&next);
         }
@@ -207,5 +207,26 @@ mod tests {
         let w = Error::resource_not_found("file:///x").to_wire();
         assert_eq!(w.code, -32602);
         assert_eq!(w.data.unwrap()["uri"], "file:///x");
+    }
+
+    #[test]
+    fn the_error_chain_names_every_cause() {
+        let inner = std::io::Error::other("invalid peer certificate: UnknownIssuer");
+        let text = chain(&ChainErr(inner));
+        assert!(text.starts_with("error sending request: "), "{text}");
+        assert!(text.contains("UnknownIssuer"), "{text}");
+    }
+
+    #[derive(Debug)]
+    struct ChainErr(std::io::Error);
+    impl std::fmt::Display for ChainErr {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("error sending request")
+        }
+    }
+    impl std::error::Error for ChainErr {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
     }
 }

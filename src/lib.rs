@@ -82,12 +82,21 @@
 //! replica sharing the bus; a state marked single-use
 //! ([`InputRequired::single_use`]) is claimed in a [`replay::ReplayStore`] so it runs once.
 //!
-//! ## Errors
+//! ## State and errors
 //!
-//! The wire error ([`protocol::ErrorObject`]) and the Rust error ([`Error`], an opaque value
-//! with an [`ErrorKind`]) are different types, converted in one place (dispatch). Tools
-//! report their own failures as [`ToolError`]s, which become results with `isError: true`
-//! so the model can correct itself.
+//! Register application state once ([`ServerBuilder::state`]) and take it, typed, as a
+//! [`State<T>`] parameter in any handler (tools, resources, templates, prompts,
+//! completion); a handler that takes a state nobody registered makes
+//! [`ServerBuilder::build`] fail.
+//!
+//! Every handler kind returns the same [`HandlerError`] (tools call it [`ToolError`]): `?`
+//! works on any error and on `anyhow::Error`; an unexpected error is logged with its detail
+//! and the client sees a generic message (a tool: an `isError` result; other methods:
+//! `-32603`); [`HandlerError::new`] is a message meant for the model or user; protocol errors
+//! ([`Error::invalid_params`], [`Error::resource_not_found`], …) are answered as the JSON-RPC
+//! errors they stand for. The wire error ([`protocol::ErrorObject`]) and the Rust error
+//! ([`Error`], an opaque value with an [`ErrorKind`]) are different types, converted in one
+//! place (dispatch).
 //!
 //! ## Cargo features
 //!

@@ -7,6 +7,7 @@ use oauth2::url::Url;
 use serde::Deserialize;
 use tokio::sync::OnceCell;
 
+use super::http_client::HttpClient;
 use super::transport_policy;
 
 /// The parts of the issuer's metadata the resource server uses.
@@ -23,7 +24,7 @@ pub(crate) struct IssuerMetadata {
 /// `retry_after`).
 #[derive(Debug)]
 pub(crate) struct Discovery {
-    http: reqwest::Client,
+    http: HttpClient,
     issuer: String,
     retry_after: Duration,
     /// Whether the URLs the metadata names may be plain `http://` on any host.
@@ -49,7 +50,7 @@ pub(crate) fn candidate_urls(issuer: &Url) -> Vec<String> {
 
 impl Discovery {
     pub(crate) fn new(
-        http: reqwest::Client,
+        http: HttpClient,
         issuer: String,
         retry_after: Duration,
         allow_http: bool,
@@ -114,15 +115,13 @@ impl Discovery {
     async fn fetch_one(&self, url: &str) -> Result<IssuerMetadata, String> {
         let response = self
             .http
-            .get(url)
-            .header(http::header::ACCEPT, "application/json")
-            .send()
+            .get_json(url)
             .await
-            .map_err(|e| transport_policy::error_chain(&e))?;
-        if !response.status().is_success() {
-            return Err(format!("HTTP {}", response.status()));
+            .map_err(|e| crate::error::chain(&*e))?;
+        if !response.status.is_success() {
+            return Err(format!("HTTP {}", response.status));
         }
-        response.json().await.map_err(|e| e.to_string())
+        serde_json::from_slice(&response.body).map_err(|e| e.to_string())
     }
 }
 

@@ -19,7 +19,7 @@ use super::cache::{TokenCache, unix_now};
 use super::challenge::Rejection;
 use super::claims;
 use super::discovery::Discovery;
-use super::http_client::OAuthHttp;
+use super::http_client::{HttpClient, OAuthHttp};
 use crate::Principal;
 
 /// Every member of an introspection response beyond the standard ones.
@@ -89,7 +89,7 @@ pub(crate) struct Settings {
 }
 
 impl Introspector {
-    pub(crate) fn new(http: reqwest::Client, s: Settings) -> Self {
+    pub(crate) fn new(http: HttpClient, s: Settings) -> Self {
         Introspector {
             http: OAuthHttp(http),
             endpoint: s.endpoint,
@@ -137,7 +137,7 @@ impl Introspector {
             .request_async(&self.http)
             .await
             .map_err(|e| {
-                let e = super::transport_policy::error_chain(&e);
+                let e = crate::error::chain(&e);
                 tracing::warn!(error = %e, "token introspection failed");
                 Rejection::invalid_token("The token could not be verified")
             })?;

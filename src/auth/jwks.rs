@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::discovery::Discovery;
+use super::http_client::HttpClient;
 
 /// One verification key.
 pub(crate) struct Key {
@@ -43,7 +44,7 @@ struct Keys {
 
 /// The cached key set.
 pub(crate) struct KeyStore {
-    http: reqwest::Client,
+    http: HttpClient,
     source: KeySource,
     keys: RwLock<Arc<Keys>>,
     last_attempt: tokio::sync::Mutex<Option<Instant>>,
@@ -123,7 +124,7 @@ fn max_age(headers: &http::HeaderMap) -> Option<Duration> {
 
 impl KeyStore {
     pub(crate) fn new(
-        http: reqwest::Client,
+        http: HttpClient,
         source: KeySource,
         min_refresh_interval: Duration,
         max_refresh_interval: Duration,
@@ -192,17 +193,14 @@ impl KeyStore {
         let url = self.jwks_uri().await?;
         let response = self
             .http
-            .get(&url)
-            .header(http::header::ACCEPT, "application/json")
-            .send()
+            .get_json(&url)
             .await
-            .map_err(|e| format!("{url}: {}", super::transport_policy::error_chain(&e)))?;
-        if !response.status().is_success() {
-            return Err(format!("{url}: HTTP {}", response.status()));
+            .map_err(|e| format!("{url}: {}", crate::error::chain(&*e)))?;
+        if !response.status.is_success() {
+            return Err(format!("{url}: HTTP {}", response.status));
         }
-        let age = max_age(response.headers());
-        let body = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
-        let keys = parse_set(&body)?;
+        let age = max_age(&response.headers);
+        let keys = parse_set(&response.body)?;
         tracing::debug!(
             keys = keys.by_kid.len() + keys.unnamed.len(),
             "JWKS refreshed"

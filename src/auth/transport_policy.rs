@@ -49,22 +49,6 @@ pub(crate) fn check_str(what: &str, url: &str, allow_http: bool) -> Result<(), S
     check(what, &parsed, allow_http)
 }
 
-/// An error and its chain of causes in one line (reqwest's own message hides the TLS or
-/// connection failure behind "error sending request").
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = s.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,26 +95,5 @@ mod tests {
         assert!(!ok("ftp://auth.example.com", true));
         assert!(!ok("file:///etc/keys", true));
         assert!(check_str("the issuer", "not a url", true).is_err());
-    }
-
-    #[test]
-    fn the_error_chain_names_every_cause() {
-        let inner = std::io::Error::other("invalid peer certificate: UnknownIssuer");
-        let text = error_chain(&ChainErr(inner));
-        assert!(text.starts_with("error sending request: "), "{text}");
-        assert!(text.contains("UnknownIssuer"), "{text}");
-    }
-
-    #[derive(Debug)]
-    struct ChainErr(std::io::Error);
-    impl std::fmt::Display for ChainErr {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("error sending request")
-        }
-    }
-    impl std::error::Error for ChainErr {
-        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-            Some(&self.0)
-        }
     }
 }

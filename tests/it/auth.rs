@@ -7,6 +7,7 @@ mod introspection;
 mod keys;
 mod lists;
 mod metadata;
+mod own_clients;
 mod python;
 mod scopes;
 mod tls;

@@ -21,28 +21,13 @@ use serde_json::{Value, json};
 use stateless_mcp::{Server, StreamableHttp};
 use tokio::task::JoinHandle;
 
-/// Installs the process-wide rustls crypto provider once. With the `auth` feature, reqwest
-/// is built with `rustls-no-provider` (feature unification), and building any client
-/// without an installed provider panics, whichever test runs first.
-pub fn init_crypto() {
-    #[cfg(feature = "auth")]
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
-    }
-}
-
 /// A new HTTP client for tests.
 pub fn http() -> reqwest::Client {
-    init_crypto();
     reqwest::Client::new()
 }
 
 /// A client builder for tests.
 pub fn http_builder() -> reqwest::ClientBuilder {
-    init_crypto();
     reqwest::Client::builder()
 }
 
