@@ -130,6 +130,7 @@ pub mod replay;
 mod runner;
 pub mod server;
 pub mod tasks;
+pub mod session;
 pub mod transport;
 
 pub use error::{Error, ErrorKind};

@@ -13,6 +13,7 @@ mod error;
 mod ids;
 mod jsonrpc;
 mod keys;
+pub mod legacy;
 mod lists;
 mod meta;
 pub mod methods;

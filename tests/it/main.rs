@@ -30,6 +30,7 @@ mod robustness;
 mod rolling_deploy;
 mod runner;
 mod scale_out;
+mod session_store;
 mod single_use;
 mod stdio;
 mod task_store;
