@@ -110,6 +110,12 @@ impl Error {
         Self::new(ErrorKind::Internal, message)
     }
 
+    /// A failure the client is told about (`-32603` with `message`), for what is neither
+    /// the client's fault nor a secret: a client that did not answer in time, say.
+    pub(crate) fn internal_visible(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::answered(ErrorKind::Internal, ErrorObject::internal_error(message))
+    }
+
     /// An internal failure caused by `source` (logged with its source chain).
     pub fn internal_from(source: impl Into<BoxError>) -> Self {
         let source = source.into();

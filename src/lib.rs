@@ -129,8 +129,8 @@ pub mod protocol;
 pub mod replay;
 mod runner;
 pub mod server;
-pub mod tasks;
 pub mod session;
+pub mod tasks;
 pub mod transport;
 
 pub use error::{Error, ErrorKind};

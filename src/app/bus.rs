@@ -1,4 +1,5 @@
-//! The notification bus the configuration selects (`--bus`).
+//! The notification bus the configuration selects (`--bus`), and the shared stores that
+//! default to its Redis (`--replay-store`, `--session-store`).
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use crate::Error;
 use crate::notify::{MemoryBus, Notifier, NotifyBus};
 use crate::observability::Condition;
 use crate::replay::{MemoryReplayStore, ReplayStore};
+use crate::session::{MemorySessionStore, SessionStore};
 
 /// The bus `config.bus` names: `memory`, `redis://…` or `nats://…`. A broker-backed bus
 /// reports its connection state through `readiness` when given.
@@ -46,15 +48,41 @@ pub(super) fn notifier(config: &Config, readiness: Option<Condition>) -> Result<
     Ok(Notifier::new(bus))
 }
 
-/// The replay store for single-use `requestState` that `config.replay_store` names (by
-/// default the bus's Redis when the bus is Redis, else this process's memory).
-pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Error> {
+/// The store a `--replay-store` or `--session-store` value names: the value, or by default
+/// the bus's Redis when the bus is Redis, else `memory`.
+fn store_url<'a>(config: &'a Config, chosen: Option<&'a str>) -> &'a str {
     let bus_is_redis = matches!(backend(&config.bus), Some("redis" | "rediss"));
-    let url = match config.replay_store.as_deref() {
+    match chosen {
         Some(url) => url,
         None if bus_is_redis => config.bus.as_str(),
         None => "memory",
-    };
+    }
+}
+
+/// The legacy session store that `config.session_store` names (by default the bus's Redis
+/// when the bus is Redis, else this process's memory).
+pub(super) fn session_store(config: &Config) -> Result<Arc<dyn SessionStore>, Error> {
+    let url = store_url(config, config.session_store.as_deref());
+    if url == "memory" {
+        return Ok(Arc::new(MemorySessionStore::default()));
+    }
+    #[cfg(feature = "redis")]
+    {
+        Ok(Arc::new(crate::session::RedisSessionStore::connect(
+            url,
+            config.bus_prefix.clone(),
+        )?))
+    }
+    #[cfg(not(feature = "redis"))]
+    Err(Error::invalid_definition(
+        "--session-store (MCP_SESSION_STORE): this build has no redis support; rebuild with the `redis` feature",
+    ))
+}
+
+/// The replay store for single-use `requestState` that `config.replay_store` names (by
+/// default the bus's Redis when the bus is Redis, else this process's memory).
+pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Error> {
+    let url = store_url(config, config.replay_store.as_deref());
     if url == "memory" {
         return Ok(Arc::new(MemoryReplayStore::default()));
     }

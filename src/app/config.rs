@@ -194,6 +194,27 @@ pub struct Config {
     #[arg(long, env = "MCP_REPLAY_STORE", value_parser = parse_replay_store, hide_env_values = true)]
     pub replay_store: Option<String>,
 
+    /// Serve legacy (2025-11-25) clients on the same endpoint: `on` or `off`. Off, every
+    /// request takes the 2026-07-28 path (`initialize` gets `-32601`, GET and DELETE 405).
+    #[arg(long, env = "MCP_LEGACY", default_value = "on", value_parser = parse_switch, action = clap::ArgAction::Set)]
+    pub legacy: bool,
+
+    /// Where legacy sessions' settings (log level, subscriptions) and revocations are kept:
+    /// `memory` (this process) or `redis://HOST:PORT[/DB]` (shared by every replica).
+    /// Default: the `--bus` Redis when the bus is Redis, otherwise `memory`.
+    #[arg(long, env = "MCP_SESSION_STORE", value_parser = parse_replay_store, hide_env_values = true)]
+    pub session_store: Option<String>,
+
+    /// How long a legacy session lasts from `initialize`, in seconds; then its
+    /// `Mcp-Session-Id` gets 404 and the client initializes again.
+    #[arg(long, env = "MCP_SESSION_TTL_SECS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..=30 * 86_400))]
+    pub session_ttl_secs: u64,
+
+    /// How long a legacy client's `tools/call` waits for the answer to a server-to-client
+    /// request (elicitation, sampling, roots), in seconds, before it fails.
+    #[arg(long, env = "MCP_LEGACY_INPUT_TIMEOUT_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub legacy_input_timeout_secs: u64,
+
     /// This replica's name, sent in the `x-mcp-replica` response header and in logs so you
     /// can see which replica answered. Default: `HOSTNAME-PID`.
     #[arg(long, env = "MCP_REPLICA_ID", value_parser = parse_replica_id)]
@@ -314,6 +335,14 @@ fn parse_replay_store(s: &str) -> Result<String, String> {
     match backend(s) {
         Some("memory" | "redis" | "rediss") => Ok(s.to_owned()),
         _ => Err("must be `memory` or `redis://HOST:PORT[/DB]`".into()),
+    }
+}
+
+fn parse_switch(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err("must be `on` or `off`".into()),
     }
 }
 

@@ -71,6 +71,10 @@ fn server_builder_with(
         .state_ttl(Duration::from_secs(config.state_ttl_secs))
         .notifier(notifier)
         .replay_store(bus::replay_store(config)?)
+        .legacy(config.legacy)
+        .session_store(bus::session_store(config)?)
+        .session_ttl(Duration::from_secs(config.session_ttl_secs))
+        .legacy_input_timeout(Duration::from_secs(config.legacy_input_timeout_secs))
         .listen_limits(
             ListenLimits::default()
                 .max_streams(config.max_listen_streams)

@@ -185,6 +185,43 @@ impl RequestContext {
             .await;
     }
 
+    /// The same request with the client's answers to a round of input requests: what a
+    /// legacy client's `tools/call` re-runs its handler with (the answers came on the
+    /// request's own stream, not in a retry).
+    pub(crate) fn with_input(&self, input: Input) -> RequestContext {
+        let p = &self.inner.parts;
+        let last = *self
+            .inner
+            .last_progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        RequestContext {
+            inner: Arc::new(Inner {
+                parts: ContextParts {
+                    id: p.id.clone(),
+                    method: p.method,
+                    meta: p.meta.clone(),
+                    extensions: p.extensions.clone(),
+                    cancellation: p.cancellation.clone(),
+                    events: p.events.clone(),
+                    input,
+                    notifier: p.notifier.clone(),
+                    states: p.states.clone(),
+                },
+                last_progress: std::sync::Mutex::new(last),
+            }),
+        }
+    }
+
+    /// Queues an encoded message (a server-to-client request) on the request's own stream;
+    /// `false` when the request has no stream (the client cannot take one, or left).
+    pub(crate) async fn send_message(&self, message: Bytes) -> bool {
+        match &self.inner.parts.events {
+            Some(tx) => tx.send(message).await.is_ok(),
+            None => false,
+        }
+    }
+
     async fn emit<T: Serialize>(&self, message: &T) {
         let Some(tx) = &self.inner.parts.events else {
             return;

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 /// | `resources_list_changed` | | `notifications/resources/list_changed` |
 /// | `resource_updated` | `uri` | `notifications/resources/updated` for streams subscribed to `uri` or a parent |
 /// | `server_fingerprint` | `tools`, `prompts`, `resources` | the list-changed notification of each list whose fingerprint differs from the receiving replica's |
+/// | `session_changed` | `session` | nothing on listen streams; the legacy GET stream of that session re-reads its settings (subscriptions, revocation) from the session store |
+/// | `input_answer` | `replica`, `id`, `session`, `answer` | nothing on listen streams; the replica named `replica` hands `answer` (the JSON text of a legacy client's response) to the `tools/call` waiting for request `id` of that session |
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -35,6 +37,25 @@ pub enum ChangeEvent {
     /// whose lists differ (one running another version of the server, during a rolling
     /// deploy) tells its listen streams that those lists changed.
     ServerFingerprint(ListFingerprints),
+    /// A legacy (2025-11-25) session's settings changed (a subscription was added or
+    /// removed, or the session ended): the replica holding the session's GET stream re-reads
+    /// them from the session store.
+    SessionChanged {
+        /// The session's store key (a digest of its id, never the id).
+        session: String,
+    },
+    /// A legacy client's answer to a server-to-client request, received by one replica and
+    /// forwarded to the replica holding the stream the request was sent on.
+    InputAnswer {
+        /// The instance that sent the request (the first part of its id).
+        replica: String,
+        /// The request id.
+        id: String,
+        /// The store key of the session that answered; the request must belong to it.
+        session: String,
+        /// The JSON text of the client's response (`result` or `error`).
+        answer: String,
+    },
 }
 
 /// Digests of a server's tool, prompt and resource lists (resources and resource templates
@@ -62,8 +83,21 @@ impl ChangeEvent {
             ChangeEvent::PromptsListChanged => PROMPTS_LIST_CHANGED,
             ChangeEvent::ResourcesListChanged => RESOURCES_LIST_CHANGED,
             ChangeEvent::ResourceUpdated { .. } => RESOURCES_UPDATED,
-            ChangeEvent::ServerFingerprint(_) => return None,
+            ChangeEvent::ServerFingerprint(_)
+            | ChangeEvent::SessionChanged { .. }
+            | ChangeEvent::InputAnswer { .. } => return None,
         })
+    }
+
+    /// A fixed label for the event's type (for metrics): its notification method, or its
+    /// `type` tag when it becomes no single notification.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ChangeEvent::ServerFingerprint(_) => "server_fingerprint",
+            ChangeEvent::SessionChanged { .. } => "session_changed",
+            ChangeEvent::InputAnswer { .. } => "input_answer",
+            other => other.notification_method().unwrap_or("other"),
+        }
     }
 }
 
@@ -95,5 +129,24 @@ mod tests {
             r#"{"type":"server_fingerprint","tools":"a1","prompts":"b2","resources":"c3"}"#
         );
         assert_eq!(serde_json::from_str::<ChangeEvent>(&text).unwrap(), fp);
+        let answer = ChangeEvent::InputAnswer {
+            replica: "r1".into(),
+            id: "r1.7".into(),
+            session: "s".into(),
+            answer: r#"{"result":{}}"#.into(),
+        };
+        let text = serde_json::to_string(&answer).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"input_answer","replica":"r1","id":"r1.7","session":"s","answer":"{\"result\":{}}"}"#
+        );
+        assert_eq!(answer.kind(), "input_answer");
+        assert_eq!(
+            serde_json::to_string(&ChangeEvent::SessionChanged {
+                session: "k".into()
+            })
+            .unwrap(),
+            r#"{"type":"session_changed","session":"k"}"#
+        );
     }
 }

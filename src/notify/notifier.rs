@@ -53,8 +53,7 @@ impl Notifier {
 
     /// Publishes any event.
     pub async fn publish(&self, event: ChangeEvent) -> Result<(), Error> {
-        let kind = event.notification_method().unwrap_or("server_fingerprint");
-        crate::observability::metrics::record_notification_published(kind);
+        crate::observability::metrics::record_notification_published(event.kind());
         self.bus.publish(event).await
     }
 

@@ -10,7 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::capabilities::{ClientCapabilities, Implementation, ServerCapabilities};
-use super::jsonrpc::{JSONRPC_VERSION, RequestId};
+use super::ids::RequestId;
+use super::jsonrpc::JSONRPC_VERSION;
 use super::notification::LoggingLevel;
 
 /// The newest legacy revision, the one `initialize` offers when the client asks for one this

@@ -131,6 +131,31 @@ impl MetaWire {
     }
 }
 
+impl MetaWire {
+    /// The `_meta` of a legacy request: the protocol version, capabilities and clientInfo
+    /// of its session, the session's log level, and what the request sent itself
+    /// (`progressToken`, trace context, other keys).
+    pub(crate) fn into_legacy_meta(
+        self,
+        protocol_version: String,
+        client_capabilities: ClientCapabilities,
+        client_info: Option<Implementation>,
+        log_level: Option<LoggingLevel>,
+    ) -> RequestMeta {
+        RequestMeta {
+            protocol_version,
+            client_capabilities,
+            client_info,
+            log_level,
+            progress_token: self.progress_token,
+            traceparent: self.traceparent,
+            tracestate: self.tracestate,
+            baggage: self.baggage,
+            extra: self.extra,
+        }
+    }
+}
+
 /// `_meta` as sent: every known key typed, every other key kept as JSON.
 ///
 /// Read in one pass by hand: a derived `Deserialize` with `#[serde(flatten)]` for the other

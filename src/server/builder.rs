@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
+use super::legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Legacy, Pending};
 use super::listen::{ListenLimits, Listeners};
 use super::lists::Lists;
 use super::seal::{DEFAULT_STATE_TTL, StateKeys};
@@ -44,6 +45,10 @@ pub struct ServerBuilder {
     replay: Option<Arc<dyn crate::replay::ReplayStore>>,
     listen_limits: ListenLimits,
     states: States,
+    legacy: bool,
+    session_store: Option<Arc<dyn crate::session::SessionStore>>,
+    session_ttl: Duration,
+    legacy_input_timeout: Duration,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -81,6 +86,10 @@ impl ServerBuilder {
             replay: None,
             listen_limits: ListenLimits::default(),
             states: States::default(),
+            legacy: true,
+            session_store: None,
+            session_ttl: DEFAULT_SESSION_TTL,
+            legacy_input_timeout: DEFAULT_INPUT_TIMEOUT,
         }
     }
 
@@ -256,6 +265,37 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether legacy (2025-11-25) clients are served on the same endpoint (default: on):
+    /// `initialize`, sealed `Mcp-Session-Id`s, GET streams, DELETE, server-to-client
+    /// requests. Off, every request takes the 2026-07-28 path (`initialize` gets `-32601`).
+    pub fn legacy(mut self, on: bool) -> Self {
+        self.legacy = on;
+        self
+    }
+
+    /// Where legacy sessions' settings and revocations are kept (see [`crate::session`]).
+    /// Default: a [`MemorySessionStore`](crate::session::MemorySessionStore), which serves
+    /// one replica only; several replicas need a shared store such as
+    /// [`RedisSessionStore`](crate::session::RedisSessionStore).
+    pub fn session_store(mut self, store: Arc<dyn crate::session::SessionStore>) -> Self {
+        self.session_store = Some(store);
+        self
+    }
+
+    /// How long a legacy session lasts from `initialize` (default 24 hours); after that its
+    /// id gets 404 and the client initializes again.
+    pub fn session_ttl(mut self, ttl: Duration) -> Self {
+        self.session_ttl = ttl;
+        self
+    }
+
+    /// How long a legacy client's `tools/call` waits for the answer to a server-to-client
+    /// request (elicitation, sampling, roots) before it fails (default 5 minutes).
+    pub fn legacy_input_timeout(mut self, timeout: Duration) -> Self {
+        self.legacy_input_timeout = timeout;
+        self
+    }
+
     /// Checks every definition and freezes the server.
     pub fn build(self) -> Result<Server, Error> {
         self.defs.check_states(&self.states)?;
@@ -277,6 +317,17 @@ impl ServerBuilder {
             ..Default::default()
         };
         let supported_versions = vec![LATEST_PROTOCOL_VERSION];
+        let legacy = Legacy {
+            enabled: self.legacy,
+            store: self
+                .session_store
+                .unwrap_or_else(|| Arc::new(crate::session::MemorySessionStore::default())),
+            session_ttl: self.session_ttl,
+            input_timeout: self.legacy_input_timeout,
+            pending: Arc::new(Pending::new()),
+            capabilities: capabilities.clone(),
+            instructions: self.instructions.clone(),
+        };
         let mut discover = DiscoverResult::new(
             supported_versions.iter().map(|v| v.to_string()).collect(),
             capabilities,
@@ -313,6 +364,7 @@ impl ServerBuilder {
                     .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
                 listeners: Listeners::new(self.listen_limits, fingerprints),
                 states: Arc::new(self.states),
+                legacy,
             }),
         })
     }

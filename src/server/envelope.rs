@@ -141,6 +141,35 @@ impl<'a> Params<'a> {
         };
         Ok((view, RequestMeta::from_raw(meta)?))
     }
+
+    /// The params members and the `_meta` as sent, for a legacy request (whose `_meta`
+    /// carries no protocol version or capabilities: the session does). `-32602` when
+    /// params or `_meta` is not an object.
+    pub(super) fn read_legacy(self) -> Result<(ParamsView<'a>, MetaWire), ErrorObject> {
+        let (meta, view) = match self {
+            Params::Read(view) => {
+                let (wire, view) = view.unwrap_or_default().split();
+                return Ok((view, wire.unwrap_or_default()));
+            }
+            Params::Raw(None) => (None, ParamsView::default()),
+            Params::Raw(Some(raw)) => {
+                let view: ParamsView<'_> = crate::protocol::strict::object(
+                    &mut serde_json::Deserializer::from_str(raw.get()),
+                )
+                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?;
+                view.split()
+            }
+        };
+        let wire =
+            match meta {
+                None => MetaWire::default(),
+                Some(raw) => crate::protocol::strict::object(
+                    &mut serde_json::Deserializer::from_str(raw.get()),
+                )
+                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?,
+            };
+        Ok((view, wire))
+    }
 }
 
 /// One JSON-RPC message, its params read as far as the one-pass read got.

@@ -18,14 +18,15 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::Server;
-use super::envelope::{self, Params, optional_string};
+use super::envelope::{self, Params, ParamsView, optional_string};
+use super::legacy::Asker;
 use super::listen::{self, Honoured};
 use super::mirror::MirroredHeaders;
 use super::outcome::Outcome;
 use super::reply::Reply;
 use crate::protocol::methods::{self, *};
 use crate::protocol::strict::json_str;
-use crate::protocol::{ErrorObject, IdField, RequestId};
+use crate::protocol::{ErrorObject, IdField, RequestId, RequestMeta};
 
 fn removed_method(method: &str, supported: &[&str]) -> ErrorObject {
     let mut e = ErrorObject::method_not_found(
@@ -142,6 +143,25 @@ impl Server {
                 m.check_name(body.as_deref())?;
             }
         }
+        self.dispatch_method(body, id, method, view, meta, mirror, extensions, None)
+    }
+
+    /// Runs `method` for a request whose envelope, `_meta` and mirrored headers were
+    /// checked: the ladder's last rungs, shared with legacy requests (which bring an
+    /// [`Asker`] to put input requests to their client).
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::server) fn dispatch_method(
+        &self,
+        body: &Bytes,
+        id: &RequestId,
+        method: &str,
+        view: ParamsView<'_>,
+        meta: RequestMeta,
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+        asker: Option<Asker>,
+    ) -> Result<Outcome, ErrorObject> {
+        let inner = &self.inner;
         let reg = &inner.registry;
         let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::encoded(id, page)));
         match method {
@@ -176,15 +196,15 @@ impl Server {
             }
             TOOLS_CALL => {
                 self.gate(!reg.tools.is_empty(), method, "tools")?;
-                self.call_tool(body, id, meta, &view, mirror, extensions)
+                self.call_tool(body, id, meta, &view, mirror, extensions, asker)
             }
             RESOURCES_READ => {
                 self.gate(reg.has_resources(), method, "resources")?;
-                self.read_resource(id, meta, &view, extensions)
+                self.read_resource(id, meta, &view, extensions, asker)
             }
             PROMPTS_GET => {
                 self.gate(!reg.prompts.is_empty(), method, "prompts")?;
-                self.get_prompt(id, meta, &view, extensions)
+                self.get_prompt(id, meta, &view, extensions, asker)
             }
             COMPLETION_COMPLETE => {
                 let handler = reg

@@ -98,12 +98,17 @@ impl Listeners {
         &self.fingerprints
     }
 
+    /// This replica's list fingerprints, shared.
+    pub(crate) fn fingerprints_arc(&self) -> Arc<ListFingerprints> {
+        self.fingerprints.clone()
+    }
+
     pub(crate) fn open(&self) -> usize {
         self.open.load(Ordering::Relaxed)
     }
 
     /// A slot for one more stream, or `None` when the replica is full.
-    fn acquire(&self) -> Option<Slot> {
+    pub(crate) fn acquire(&self) -> Option<Slot> {
         let max = self.limits.max_streams;
         self.open
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -118,7 +123,7 @@ impl Listeners {
 }
 
 /// One open stream's place in the count; released when the stream is dropped.
-struct Slot(Arc<AtomicUsize>);
+pub(crate) struct Slot(Arc<AtomicUsize>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
@@ -185,7 +190,7 @@ pub(crate) fn filter(
 /// Whether an update of `updated` concerns a subscription to `subscribed`: the same URI, or
 /// a sub-resource of it (`subscribed` followed by `/`, `?` or `#`, or `subscribed` ending in
 /// `/`).
-fn covers(subscribed: &str, updated: &str) -> bool {
+pub(crate) fn covers(subscribed: &str, updated: &str) -> bool {
     match updated.strip_prefix(subscribed) {
         Some("") => true,
         Some(rest) => subscribed.ends_with('/') || rest.starts_with(['/', '?', '#']),

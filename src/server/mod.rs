@@ -22,6 +22,7 @@ mod builder;
 mod cursor;
 mod envelope;
 mod ladder;
+mod legacy;
 mod listen;
 mod lists;
 mod methods;
@@ -39,6 +40,7 @@ mod test_support;
 use std::sync::Arc;
 
 pub use builder::ServerBuilder;
+pub use legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Era, LegacyOutcome, classify};
 pub(crate) use listen::listen_closed;
 pub use listen::{Listen, ListenLimits, MAX_RESOURCE_SUBSCRIPTIONS};
 pub use mirror::{Mirrored, MirroredHeaders};
@@ -71,6 +73,7 @@ pub(crate) struct Inner {
     pub(crate) replay: Arc<dyn crate::replay::ReplayStore>,
     pub(crate) listeners: listen::Listeners,
     pub(crate) states: Arc<crate::handler::state::States>,
+    pub(crate) legacy: legacy::Legacy,
 }
 
 impl std::fmt::Debug for Server {

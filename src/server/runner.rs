@@ -43,8 +43,44 @@ impl Server {
         F: FnOnce(RequestContext) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T, Stop>> + Send + 'static,
     {
-        // Only a request that asked for progress or log messages can have notifications.
-        let (tx, events) = if meta.progress_token.is_some() || meta.log_level.is_some() {
+        self.run_with(id, meta, extensions, mrtr, false, make)
+    }
+
+    /// [`run`](Self::run) for a legacy client's request, whose handler may put input
+    /// requests to its client on the request's own stream: the stream is always there.
+    pub(in crate::server) fn run_asking<T, F, Fut>(
+        &self,
+        id: RequestId,
+        meta: RequestMeta,
+        extensions: Extensions,
+        mrtr: Option<Retry>,
+        make: F,
+    ) -> Outcome
+    where
+        T: Serialize + StampResult + Send + 'static,
+        F: FnOnce(RequestContext) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, Stop>> + Send + 'static,
+    {
+        self.run_with(id, meta, extensions, mrtr, true, make)
+    }
+
+    fn run_with<T, F, Fut>(
+        &self,
+        id: RequestId,
+        meta: RequestMeta,
+        extensions: Extensions,
+        mrtr: Option<Retry>,
+        streams: bool,
+        make: F,
+    ) -> Outcome
+    where
+        T: Serialize + StampResult + Send + 'static,
+        F: FnOnce(RequestContext) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, Stop>> + Send + 'static,
+    {
+        // Only a request that asked for progress or log messages (or whose handler may ask
+        // its legacy client for input) can have messages before its reply.
+        let (tx, events) = if streams || meta.progress_token.is_some() || meta.log_level.is_some() {
             let (tx, rx) = mpsc::channel(self.inner.event_buffer);
             (Some(tx), Some(rx))
         } else {

@@ -76,21 +76,11 @@ impl RedisSessionStore {
     /// # Errors
     /// An invalid URL, or no Tokio runtime.
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
-        let target = crate::notify::redacted_url(url);
-        let client = redis::Client::open(url)
-            .map_err(|e| Error::invalid_definition(format!("invalid Redis URL {target}: {e}")))?;
-        tokio::runtime::Handle::try_current().map_err(|_| {
-            Error::invalid_definition(
-                "RedisSessionStore::connect must be called within a Tokio runtime",
-            )
-        })?;
-        let conn =
-            ConnectionManager::new_lazy_with_config(client, crate::notify::redis_manager_config())
-                .map_err(|e| Error::unavailable(format!("Redis at {target}"), e))?;
+        let lazy = crate::redis_support::connect_lazy(url, "RedisSessionStore::connect")?;
         Ok(RedisSessionStore {
-            conn,
+            conn: lazy.manager,
             prefix: prefix.into(),
-            target,
+            target: lazy.target,
         })
     }
 
@@ -101,7 +91,7 @@ impl RedisSessionStore {
     async fn query<T: redis::FromRedisValue>(&self, cmd: redis::Cmd) -> Result<T, Error> {
         let mut conn = self.conn.clone();
         let context = format!("session store (Redis at {})", self.target);
-        crate::notify::redis_query::<T>(&mut conn, &cmd, context).await
+        crate::redis_support::query_reconnecting::<T>(&mut conn, &cmd, context).await
     }
 
     async fn set_field(

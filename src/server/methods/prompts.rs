@@ -1,15 +1,17 @@
 //! `prompts/get`: the prompt by name, its arguments (names to strings) and the required ones.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use http::Extensions;
 use serde_json::json;
 
-use crate::handler::{HandlerError, PromptDef};
+use crate::handler::{HandlerError, PromptDef, PromptHandler};
 use crate::protocol::methods::PROMPTS_GET;
 use crate::protocol::{ErrorObject, RequestId, RequestMeta};
 use crate::server::Server;
 use crate::server::envelope::{ParamsView, string_field};
+use crate::server::legacy::Asker;
 use crate::server::outcome::Outcome;
 use crate::server::seal::PendingArguments;
 
@@ -20,6 +22,7 @@ impl Server {
         meta: RequestMeta,
         view: &ParamsView<'_>,
         extensions: Extensions,
+        asker: Option<Asker>,
     ) -> Result<Outcome, ErrorObject> {
         let name = string_field(view.name, "name")?;
         let prompt = self.inner.registry.prompt(&name).ok_or_else(|| {
@@ -57,17 +60,19 @@ impl Server {
             &extensions,
         )?;
         let handler = prompt.handler.clone();
-        Ok(self.run(
-            id.clone(),
-            meta,
-            extensions,
-            Some(retry),
-            move |ctx| async move {
-                handler
-                    .get(ctx, arguments)
-                    .await
-                    .map_err(HandlerError::into_stop)
-            },
-        ))
+        let get = |ctx, handler: Arc<dyn PromptHandler>, arguments| {
+            let fut = handler.get(ctx, arguments);
+            async move { fut.await.map_err(HandlerError::into_stop) }
+        };
+        let (id, retry) = (id.clone(), Some(retry));
+        Ok(match asker {
+            None => self.run(id, meta, extensions, retry, move |ctx| {
+                get(ctx, handler, arguments)
+            }),
+            // A legacy client's call runs again, here, with each round of answers.
+            Some(asker) => self.run_asking(id, meta, extensions, retry, move |ctx| {
+                asker.rounds(ctx, move |ctx| get(ctx, handler.clone(), arguments.clone()))
+            }),
+        })
     }
 }

@@ -1,13 +1,17 @@
 //! `resources/read`: the URI (it needs a scheme), the resource or template that serves it,
 //! and the caching fields (the resource's own policy, else the server's).
 
+use std::sync::Arc;
+
 use http::Extensions;
 use serde_json::{Value, json};
 
+use crate::handler::ResourceHandler;
 use crate::protocol::methods::RESOURCES_READ;
 use crate::protocol::{ErrorObject, RequestId, RequestMeta};
 use crate::server::Server;
 use crate::server::envelope::{ParamsView, string_field};
+use crate::server::legacy::Asker;
 use crate::server::outcome::Outcome;
 use crate::server::seal::PendingArguments;
 
@@ -18,6 +22,7 @@ impl Server {
         meta: RequestMeta,
         view: &ParamsView<'_>,
         extensions: Extensions,
+        asker: Option<Asker>,
     ) -> Result<Outcome, ErrorObject> {
         let uri = string_field(view.uri, "uri")?.into_owned();
         if !crate::handler::registry::has_scheme(&uri) {
@@ -39,19 +44,25 @@ impl Server {
             view,
             &extensions,
         )?;
-        Ok(self.run(
-            id.clone(),
-            meta,
-            extensions,
-            Some(retry),
-            move |ctx| async move {
-                let mut result = handler
-                    .read(ctx, uri, vars)
-                    .await
-                    .map_err(crate::handler::HandlerError::into_stop)?;
+        let read = move |ctx, handler: Arc<dyn ResourceHandler>, uri, vars| {
+            let fut = handler.read(ctx, uri, vars);
+            async move {
+                let mut result = fut.await.map_err(crate::handler::HandlerError::into_stop)?;
                 result.cache.get_or_insert(policy);
                 Ok(result)
-            },
-        ))
+            }
+        };
+        let (id, retry) = (id.clone(), Some(retry));
+        Ok(match asker {
+            None => self.run(id, meta, extensions, retry, move |ctx| {
+                read(ctx, handler, uri, vars)
+            }),
+            // A legacy client's call runs again, here, with each round of answers.
+            Some(asker) => self.run_asking(id, meta, extensions, retry, move |ctx| {
+                asker.rounds(ctx, move |ctx| {
+                    read(ctx, handler.clone(), uri.clone(), vars.clone())
+                })
+            }),
+        })
     }
 }

@@ -2,15 +2,20 @@
 //! input schema (failures are results with `isError: true`), then the handler, whose
 //! `structuredContent` is checked against its `outputSchema`.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::Extensions;
 use serde_json::{Value, json};
 
 use crate::Error;
+use crate::handler::input::Stop;
+use crate::handler::{RequestContext, ToolHandler};
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId, RequestMeta};
 use crate::server::Server;
 use crate::server::envelope::{ParamsView, string_field};
+use crate::server::legacy::Asker;
 use crate::server::mirror::MirroredHeaders;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
@@ -36,6 +41,23 @@ fn check_output(schema: &jsonschema::Validator, result: &CallToolResult) -> Resu
     }
 }
 
+/// Runs a tool's handler once and checks its output.
+async fn invoke(
+    handler: Arc<dyn ToolHandler>,
+    output: Option<Arc<jsonschema::Validator>>,
+    ctx: RequestContext,
+    arguments: Value,
+) -> Result<CallToolResult, Stop> {
+    let result = match handler.call(ctx, arguments).await {
+        Ok(r) => r,
+        Err(e) => e.into_outcome()?,
+    };
+    if let Some(schema) = output.filter(|_| !result.is_error()) {
+        check_output(&schema, &result)?;
+    }
+    Ok(result)
+}
+
 impl Server {
     pub(in crate::server) fn call_tool(
         &self,
@@ -45,6 +67,7 @@ impl Server {
         view: &ParamsView<'_>,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
+        asker: Option<Asker>,
     ) -> Result<Outcome, ErrorObject> {
         let name = string_field(view.name, "name")?;
         let tool = self.inner.registry.tool(&name).ok_or_else(|| {
@@ -103,21 +126,17 @@ impl Server {
         )?;
         let handler = tool.handler.clone();
         let output = tool.output_validator.clone();
-        Ok(self.run(
-            id.clone(),
-            meta,
-            extensions,
-            Some(retry),
-            move |ctx| async move {
-                let result = match handler.call(ctx, arguments).await {
-                    Ok(r) => r,
-                    Err(e) => e.into_outcome()?,
-                };
-                if let Some(schema) = output.filter(|_| !result.is_error()) {
-                    check_output(&schema, &result)?;
-                }
-                Ok(result)
-            },
-        ))
+        let (id, retry) = (id.clone(), Some(retry));
+        Ok(match asker {
+            None => self.run(id, meta, extensions, retry, move |ctx| {
+                invoke(handler, output, ctx, arguments)
+            }),
+            // A legacy client's call runs again, here, with each round of answers.
+            Some(asker) => self.run_asking(id, meta, extensions, retry, move |ctx| {
+                asker.rounds(ctx, move |ctx| {
+                    invoke(handler.clone(), output.clone(), ctx, arguments.clone())
+                })
+            }),
+        })
     }
 }

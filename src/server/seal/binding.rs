@@ -20,7 +20,7 @@ pub(crate) struct Binding {
     pub(super) principal: Option<String>,
 }
 
-fn digest16(parts: &[&[u8]]) -> String {
+pub(crate) fn digest16(parts: &[&[u8]]) -> String {
     let mut h = Sha256::new();
     for p in parts {
         h.update((p.len() as u64).to_be_bytes());

@@ -40,8 +40,9 @@ mod state;
 
 use std::time::Duration;
 
-pub(crate) use binding::{Binding, PendingArguments, PendingBinding};
+pub(crate) use binding::{Binding, PendingArguments, PendingBinding, digest16};
 pub use keys::{StateKeys, StateKeysError};
+pub(crate) use sealed::Purpose;
 pub(crate) use state::{SingleUse, reason_label, replayed};
 
 /// The most handler state (serialized JSON plus the binding, in bytes) one token may carry.

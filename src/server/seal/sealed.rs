@@ -38,6 +38,12 @@ impl Purpose {
         max_token_bytes: super::MAX_TOKEN_BYTES,
     };
 
+    /// A legacy (2025-11-25) session id, `Mcp-Session-Id` (see `server::legacy::session`).
+    pub(crate) const LEGACY_SESSION: Purpose = Purpose {
+        tag: "legacySession",
+        max_token_bytes: 8 * 1024,
+    };
+
     fn aad(self, kid: &str) -> Vec<u8> {
         format!("stateless-mcp/{}/{VERSION}.{kid}", self.tag).into_bytes()
     }

@@ -19,10 +19,10 @@ use super::limits::rate::{self, RateGate};
 use super::rejection::{
     BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, PayloadTooLarge,
 };
-use super::{headers, negotiate, reply};
+use super::{headers, legacy, negotiate, reply};
 use crate::observability::metrics::{self, Refusal, RequestOutcome};
 use crate::observability::{RequestObserver, RequestProbe, traceparent_header};
-use crate::server::{MirroredHeaders, Outcome, Reply, Running, Server};
+use crate::server::{Era, MirroredHeaders, Outcome, Reply, Running, Server, classify};
 
 /// Everything the endpoint needs, shared by all requests.
 pub(crate) struct Endpoint {
@@ -49,7 +49,7 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     /// Starts, once, the task that closes every listen stream gracefully when `shutdown` is
     /// cancelled (listen streams never end on their own, so a graceful stop would wait).
-    fn close_listen_streams_on_shutdown(&self) {
+    pub(crate) fn close_listen_streams_on_shutdown(&self) {
         if self.watching_shutdown.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -138,8 +138,21 @@ async fn process(
         tracing::debug!(%why, "refused by the Host/Origin allowlist");
         return ForbiddenOrigin(format!("Forbidden: {why}")).into_response();
     }
+    let legacy = ep.server.legacy_enabled();
+    let session = if legacy {
+        match legacy::session_id(&parts.headers) {
+            Ok(s) => s,
+            Err(r) => return r,
+        }
+    } else {
+        None
+    };
     if parts.method != Method::POST {
-        return MethodNotAllowed.into_response();
+        return match (session, &parts.method) {
+            (Some(s), &Method::GET) => legacy::stream(ep, &parts, s, probe).await,
+            (Some(s), &Method::DELETE) => legacy::end(ep, &parts, s, probe).await,
+            _ => MethodNotAllowed.into_response(),
+        };
     }
     let accepts = match negotiate::accepts(&parts.headers) {
         Ok(a) => a,
@@ -155,6 +168,13 @@ async fn process(
     let mut extensions = parts.extensions;
     if let Some(tp) = traceparent_header(&parts.headers) {
         extensions.insert(tp);
+    }
+    if legacy && classify(&mirror.protocol_version, session.is_some(), &bytes) == Era::Legacy {
+        let out = ep
+            .server
+            .handle_legacy(&bytes, session.as_deref(), extensions)
+            .await;
+        return legacy::respond(out, accepts, ep.keep_alive, probe).await;
     }
     let outcome = match ep.server.handle(&bytes, Some(&mirror), extensions) {
         Outcome::Accepted => {

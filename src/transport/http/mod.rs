@@ -34,6 +34,7 @@
 mod endpoint;
 mod guard;
 pub mod headers;
+mod legacy;
 pub(crate) mod limits;
 mod negotiate;
 mod rejection;
@@ -46,6 +47,7 @@ use axum::Router;
 use axum::routing::any;
 use tokio_util::sync::CancellationToken;
 
+pub use legacy::SESSION_ID;
 pub use limits::RateLimit;
 pub use rejection::{
     BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, NotAcceptable, PayloadTooLarge,

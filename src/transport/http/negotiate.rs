@@ -46,6 +46,23 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Result<Accepts, NotAcceptable> {
     Ok(Accepts { sse })
 }
 
+/// Whether `Accept` allows `text/event-stream` (no header allows everything): what a GET
+/// stream needs.
+pub(crate) fn allows_event_stream(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(ACCEPT).iter().peekable();
+    if values.peek().is_none() {
+        return true;
+    }
+    values.any(|value| {
+        value.to_str().unwrap_or("").split(',').any(|part| {
+            let mut pieces = part.split(';');
+            let range = pieces.next().unwrap_or("").trim();
+            let is = |r: &str| range.eq_ignore_ascii_case(r);
+            !pieces.any(refuses) && (is("text/event-stream") || is("text/*") || is("*/*"))
+        })
+    })
+}
+
 /// `Content-Type`, when present, must be JSON.
 pub(crate) fn content_type(headers: &HeaderMap) -> Result<(), UnsupportedMediaType> {
     let Some(ct) = headers.get(CONTENT_TYPE) else {
@@ -113,6 +130,15 @@ mod tests {
                 .unwrap()
                 .sse
         );
+    }
+
+    #[test]
+    fn get_streams_need_event_stream() {
+        assert!(allows_event_stream(&with_accept("text/event-stream")));
+        assert!(allows_event_stream(&with_accept("*/*")));
+        assert!(allows_event_stream(&HeaderMap::new()));
+        assert!(!allows_event_stream(&with_accept("application/json")));
+        assert!(!allows_event_stream(&with_accept("text/event-stream;q=0")));
     }
 
     #[test]

@@ -88,7 +88,7 @@ struct Stream {
     events: mpsc::Receiver<Bytes>,
 }
 
-fn event(bytes: Bytes) -> Result<Event, Infallible> {
+pub(crate) fn event(bytes: Bytes) -> Result<Event, Infallible> {
     Ok(Event::default()
         .event("message")
         .data(String::from_utf8_lossy(&bytes)))
@@ -135,7 +135,7 @@ fn sse(
 }
 
 /// Frames `events` as an SSE response with keepalive comments, unbuffered by proxies.
-fn sse_response<S>(events: S, keep_alive: Duration) -> Response
+pub(crate) fn sse_response<S>(events: S, keep_alive: Duration) -> Response
 where
     S: futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
 {

@@ -1,0 +1,375 @@
+//! The POST path of a legacy client: the envelope, the handshake (`initialize`, which needs
+//! no session), the session check for everything else (missing `Mcp-Session-Id` → 400;
+//! not a live session of this caller, or deleted → 404), the methods only legacy clients
+//! have, then the methods both revisions share, run by the same code as on the 2026 path.
+//!
+//! JSON-RPC errors go with HTTP 200 on this wire (as the 2025-11-25 reference server sends
+//! them), except for a body that is not a JSON-RPC message (400).
+
+use bytes::Bytes;
+use http::Extensions;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::Asker;
+use super::session::{self, Refused, Session};
+use crate::handler::Principal;
+use crate::notify::{ChangeEvent, MAX_EVENT_BYTES};
+use crate::protocol::legacy::{
+    INITIALIZE, InitializeParams, InitializeResult, LOGGING_SET_LEVEL, PING, RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE, SetLevelParams, SubscribeParams, negotiate_version,
+};
+use crate::protocol::methods::{DISCOVER, SUBSCRIPTIONS_LISTEN};
+use crate::protocol::strict::json_str;
+use crate::protocol::{ErrorObject, IdField, JsonObject, RequestId};
+use crate::server::envelope;
+use crate::server::{Outcome, Reply, Server};
+use crate::session::SessionSettings;
+
+/// What the legacy path hands back to a transport.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LegacyOutcome {
+    /// What to send, as on the 2026 path.
+    pub outcome: Outcome,
+    /// The HTTP status, when the outcome does not decide it (a refused session: 400, 404).
+    pub status: Option<u16>,
+    /// The `Mcp-Session-Id` to send back (after `initialize`).
+    pub session_id: Option<String>,
+}
+
+impl LegacyOutcome {
+    fn of(outcome: Outcome) -> Self {
+        LegacyOutcome {
+            outcome,
+            status: None,
+            session_id: None,
+        }
+    }
+
+    fn error(id: Option<RequestId>, error: ErrorObject, status: u16) -> Self {
+        LegacyOutcome {
+            outcome: Outcome::error(id, error),
+            status: Some(status),
+            session_id: None,
+        }
+    }
+
+    /// The HTTP status a ready reply goes with on the legacy wire.
+    pub fn http_status(&self, reply: &Reply) -> u16 {
+        self.status.unwrap_or(match reply.error_code {
+            Some(-32700 | -32600) => 400,
+            _ if reply.retry_after_secs.is_some() => 503,
+            _ => 200,
+        })
+    }
+}
+
+/// `{"params": P}` of a request body.
+#[derive(Deserialize)]
+struct WithParams<P> {
+    params: P,
+}
+
+fn params<'a, P: Deserialize<'a>>(body: &'a [u8], method: &str) -> Result<P, ErrorObject> {
+    serde_json::from_slice::<WithParams<P>>(body)
+        .map(|w| w.params)
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params of {method}: {e}")))
+}
+
+fn empty(id: &RequestId) -> Outcome {
+    Outcome::Ready(Reply::result(id, &JsonObject::new()))
+}
+
+/// A session refused: its status, and a JSON-RPC error naming why.
+fn refused(id: Option<RequestId>, why: Refused) -> LegacyOutcome {
+    LegacyOutcome::error(
+        id,
+        ErrorObject::invalid_request(why.message()),
+        why.status(),
+    )
+}
+
+fn unavailable(id: Option<RequestId>, e: &crate::Error) -> LegacyOutcome {
+    tracing::error!(error = %e, "the session store could not answer");
+    LegacyOutcome::error(
+        id,
+        ErrorObject::internal_error("Internal error: the session store is unavailable"),
+        503,
+    )
+}
+
+impl Server {
+    /// Whether this server serves legacy (2025-11-25) clients on its endpoint.
+    pub fn legacy_enabled(&self) -> bool {
+        self.inner.legacy.enabled
+    }
+
+    /// Opens a request's session and loads its settings: refused when missing (400),
+    /// unknown or deleted (404); `Err` with 503 when the store cannot answer.
+    pub(super) async fn session(
+        &self,
+        id: Option<&RequestId>,
+        session_id: Option<&str>,
+        principal: Option<&Principal>,
+    ) -> Result<(Session, SessionSettings), LegacyOutcome> {
+        let legacy = &self.inner.legacy;
+        let session = session::open(
+            &self.inner.state_keys,
+            session_id,
+            principal,
+            legacy.session_ttl,
+        )
+        .map_err(|why| {
+            if let Refused::Unknown(reason) = why {
+                tracing::debug!(reason, "refused a legacy session id");
+            }
+            refused(id.cloned(), why)
+        })?;
+        let settings = legacy
+            .store
+            .load(&session.key)
+            .await
+            .map_err(|e| unavailable(id.cloned(), &e))?;
+        if settings.revoked {
+            return Err(refused(id.cloned(), Refused::Unknown("it was deleted")));
+        }
+        Ok((session, settings))
+    }
+
+    /// Handles one POST of a legacy client (see the [module docs](self)): `session_id` is
+    /// its `Mcp-Session-Id`, `extensions` reach handlers as on the 2026 path.
+    pub async fn handle_legacy(
+        &self,
+        body: &Bytes,
+        session_id: Option<&str>,
+        extensions: Extensions,
+    ) -> LegacyOutcome {
+        let msg = match envelope::read(body) {
+            Ok(m) => m,
+            Err(e) => return LegacyOutcome::error(None, e, 400),
+        };
+        let echo = msg.id.echo();
+        if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+            let e = ErrorObject::invalid_request("jsonrpc must be \"2.0\"");
+            return LegacyOutcome::error(echo, e, 400);
+        }
+        let principal = extensions.get::<Principal>();
+        let Some(method_raw) = msg.method else {
+            if msg.result.is_some() || msg.error.is_some() {
+                return self.answer(msg.id, body, session_id, principal).await;
+            }
+            return LegacyOutcome::error(echo, ErrorObject::invalid_request("Missing method"), 400);
+        };
+        let Some(method) = json_str(method_raw) else {
+            let e = ErrorObject::invalid_request("method must be a string");
+            return LegacyOutcome::error(echo, e, 400);
+        };
+        let id = match msg.id {
+            IdField::Valid(id) => id,
+            IdField::Absent => {
+                // A notification (`initialized`, `cancelled`, …): accepted, on a live session
+                // when it names one.
+                if session_id.is_some() {
+                    if let Err(refusal) = self.session(None, session_id, principal).await {
+                        return refusal;
+                    }
+                }
+                return LegacyOutcome::of(Outcome::Accepted);
+            }
+            IdField::Null => {
+                let e = ErrorObject::invalid_request("A request id must not be null");
+                return LegacyOutcome::error(None, e, 400);
+            }
+            IdField::Invalid => {
+                let e = ErrorObject::invalid_request("A request id must be a string or an integer");
+                return LegacyOutcome::error(None, e, 400);
+            }
+        };
+        if method == INITIALIZE {
+            return self.initialize(id, body, principal);
+        }
+        let (session, settings) = match self.session(Some(&id), session_id, principal).await {
+            Ok(s) => s,
+            Err(refusal) => return refusal,
+        };
+        match self
+            .legacy_method(
+                body, &id, &method, msg.params, session, settings, extensions,
+            )
+            .await
+        {
+            Ok(outcome) => LegacyOutcome::of(outcome),
+            Err(e) => LegacyOutcome::of(Outcome::error(Some(id), e)),
+        }
+    }
+
+    /// `initialize`: the negotiated version, the capabilities, `serverInfo`, and a new
+    /// session id bound to the caller.
+    fn initialize(
+        &self,
+        id: RequestId,
+        body: &[u8],
+        principal: Option<&Principal>,
+    ) -> LegacyOutcome {
+        let p: InitializeParams = match params(body, INITIALIZE) {
+            Ok(p) => p,
+            Err(e) => return LegacyOutcome::of(Outcome::error(Some(id), e)),
+        };
+        let version = negotiate_version(&p.protocol_version);
+        let token = match session::issue(
+            &self.inner.state_keys,
+            version,
+            &p.capabilities,
+            Some(&p.client_info),
+            principal,
+        ) {
+            Ok(t) => t,
+            Err(e) => return LegacyOutcome::of(Outcome::error(Some(id), e.to_wire())),
+        };
+        let legacy = &self.inner.legacy;
+        let mut result = InitializeResult::new(
+            version,
+            legacy.capabilities.clone(),
+            (*self.inner.server_info).clone(),
+        );
+        result.instructions = legacy.instructions.clone();
+        tracing::debug!(version, client = %p.client_info.name, "legacy session started");
+        LegacyOutcome {
+            outcome: Outcome::Ready(Reply::result(&id, &result)),
+            status: None,
+            session_id: Some(token),
+        }
+    }
+
+    /// A method of a live session.
+    #[allow(clippy::too_many_arguments)]
+    async fn legacy_method(
+        &self,
+        body: &Bytes,
+        id: &RequestId,
+        method: &str,
+        params_raw: envelope::Params<'_>,
+        session: Session,
+        settings: SessionSettings,
+        extensions: Extensions,
+    ) -> Result<Outcome, ErrorObject> {
+        let legacy = &self.inner.legacy;
+        let store = &legacy.store;
+        let unavailable = |e: crate::Error| {
+            tracing::error!(error = %e, "the session store could not answer");
+            ErrorObject::internal_error("Internal error: the session store is unavailable")
+        };
+        match method {
+            PING => return Ok(empty(id)),
+            LOGGING_SET_LEVEL => {
+                let p: SetLevelParams = params(body, method)?;
+                store
+                    .set_log_level(&session.key, p.level, session.expires)
+                    .await
+                    .map_err(unavailable)?;
+                return Ok(empty(id));
+            }
+            RESOURCES_SUBSCRIBE | RESOURCES_UNSUBSCRIBE => {
+                if !self.inner.registry.has_resources() {
+                    return Err(ErrorObject::method_not_found(
+                        method,
+                        "the server does not advertise the resources capability",
+                    ));
+                }
+                let p: SubscribeParams = params(body, method)?;
+                if !crate::handler::registry::has_scheme(&p.uri) {
+                    return Err(ErrorObject::invalid_params(format!(
+                        "Invalid resource URI {:?}: it has no scheme",
+                        p.uri
+                    )));
+                }
+                if method == RESOURCES_SUBSCRIBE {
+                    let added = store
+                        .subscribe(&session.key, &p.uri, session.expires)
+                        .await
+                        .map_err(unavailable)?;
+                    if !added {
+                        return Err(ErrorObject::invalid_params(format!(
+                            "Too many subscriptions: a session may hold {}",
+                            crate::session::MAX_SESSION_SUBSCRIPTIONS
+                        )));
+                    }
+                } else {
+                    store
+                        .unsubscribe(&session.key, &p.uri)
+                        .await
+                        .map_err(unavailable)?;
+                }
+                self.session_changed(&session.key).await;
+                return Ok(empty(id));
+            }
+            DISCOVER | SUBSCRIPTIONS_LISTEN => {
+                return Err(ErrorObject::method_not_found(
+                    method,
+                    "this method is not part of the session's protocol version",
+                ));
+            }
+            _ => {}
+        }
+        let (view, wire) = params_raw.read_legacy()?;
+        let meta = wire.into_legacy_meta(
+            session.version.clone(),
+            session.capabilities.clone(),
+            session.client_info.clone(),
+            settings.log_level,
+        );
+        crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
+        let asker = Asker {
+            session: session.key,
+            capabilities: session.capabilities,
+            timeout: legacy.input_timeout,
+            pending: legacy.pending.clone(),
+            notifier: self.inner.notifier.clone(),
+        };
+        self.dispatch_method(body, id, method, view, meta, None, extensions, Some(asker))
+    }
+
+    /// Tells every replica that a session's settings changed (its GET stream re-reads them).
+    /// Best effort: a stream that misses it still has what it read before.
+    pub(super) async fn session_changed(&self, key: &str) {
+        let event = ChangeEvent::SessionChanged {
+            session: key.to_owned(),
+        };
+        if let Err(e) = self.inner.notifier.publish(event).await {
+            tracing::warn!(error = %e, "could not announce a session change on the bus");
+        }
+    }
+
+    /// A client's answer to a server-to-client request: acknowledged (202) once its session
+    /// checks out, and routed to the request (here or over the bus).
+    async fn answer(
+        &self,
+        id: IdField,
+        body: &Bytes,
+        session_id: Option<&str>,
+        principal: Option<&Principal>,
+    ) -> LegacyOutcome {
+        let (session, _) = match self.session(None, session_id, principal).await {
+            Ok(s) => s,
+            Err(refusal) => return refusal,
+        };
+        let IdField::Valid(id) = id else {
+            tracing::info!("dropped an answer without a usable id");
+            return LegacyOutcome::of(Outcome::Accepted);
+        };
+        if body.len() > MAX_EVENT_BYTES {
+            let e = ErrorObject::invalid_request(format!(
+                "An answer to a server-to-client request may take at most {MAX_EVENT_BYTES} bytes"
+            ));
+            return LegacyOutcome::error(None, e, 413);
+        }
+        let text = String::from_utf8_lossy(body).into_owned();
+        let legacy = &self.inner.legacy;
+        legacy
+            .pending
+            .route(&id, &session.key, text, &self.inner.notifier)
+            .await;
+        LegacyOutcome::of(Outcome::Accepted)
+    }
+}

@@ -1,0 +1,260 @@
+//! The legacy session id: a token sealed with the `--state-keys` ring for its own purpose
+//! (`legacySession`), so it never opens as a `requestState` nor the other way round.
+//!
+//! ```text
+//! Mcp-Session-Id: v1.<kid>.<base64url(nonce ‖ ciphertext ‖ tag)>
+//! plaintext: {"v":version,"c":client capabilities,"i":clientInfo?,"p":principal digest?,
+//!             "t":issued (Unix seconds),"n":random}
+//! ```
+//!
+//! Any replica holding the ring opens it; nothing about the session is kept anywhere else
+//! except what changes later (the [`SessionStore`](crate::session::SessionStore), keyed by
+//! a digest of the id). Opening refuses, and the client must initialize again (HTTP 404): a
+//! token that does not open (tampered, another key ring, another purpose), one older than
+//! the session TTL, and one presented by another principal than the one that initialized.
+//!
+//! May import: `seal` (the ring, purposes, digests), `protocol`, `handler::Principal`.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chacha20poly1305::aead::OsRng;
+use chacha20poly1305::aead::rand_core::RngCore as _;
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::handler::Principal;
+use crate::protocol::{ClientCapabilities, Implementation};
+use crate::server::seal::{Purpose, StateKeys, digest16};
+
+/// The most session plaintext (capabilities and clientInfo, mostly) one id may carry.
+pub(crate) const MAX_SESSION_BYTES: usize = 4 * 1024;
+
+/// What the token carries.
+#[derive(Serialize, Deserialize)]
+struct Claims {
+    v: String,
+    c: ClientCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    i: Option<Implementation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    p: Option<String>,
+    t: u64,
+    n: String,
+}
+
+/// An opened legacy session.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    /// Its key in the session store: a digest of the id.
+    pub(crate) key: String,
+    /// The negotiated protocol version.
+    pub(crate) version: String,
+    /// What the client declared at `initialize`.
+    pub(crate) capabilities: ClientCapabilities,
+    /// Who the client said it is.
+    pub(crate) client_info: Option<Implementation>,
+    /// When it expires.
+    pub(crate) expires: SystemTime,
+}
+
+/// Why a request gets no session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// No `Mcp-Session-Id` on a request that needs one: HTTP 400.
+    Missing,
+    /// The id names no live session of this caller: HTTP 404 (the client initializes again).
+    /// The reason is for logs and metrics only.
+    Unknown(&'static str),
+}
+
+impl Refused {
+    /// The HTTP status of the refusal.
+    pub(crate) fn status(self) -> u16 {
+        match self {
+            Refused::Missing => 400,
+            Refused::Unknown(_) => 404,
+        }
+    }
+
+    /// What the client is told.
+    pub(crate) fn message(self) -> String {
+        match self {
+            Refused::Missing => {
+                "Bad Request: this request needs the Mcp-Session-Id header that initialize returned"
+                    .to_owned()
+            }
+            Refused::Unknown(why) => {
+                format!("Session not found ({why}): send initialize to start a new session")
+            }
+        }
+    }
+}
+
+fn caller(principal: Option<&Principal>) -> Option<String> {
+    principal.map(|p| digest16(&[p.binding().as_bytes()]))
+}
+
+fn secs(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Issues a session id for a client that initialized with `version`, `capabilities` and
+/// `client_info`, bound to `principal`.
+pub(crate) fn issue(
+    keys: &StateKeys,
+    version: &str,
+    capabilities: &ClientCapabilities,
+    client_info: Option<&Implementation>,
+    principal: Option<&Principal>,
+) -> Result<String, Error> {
+    let mut nonce = [0u8; 12];
+    OsRng.fill_bytes(&mut nonce);
+    let claims = Claims {
+        v: version.to_owned(),
+        c: capabilities.clone(),
+        i: client_info.cloned(),
+        p: caller(principal),
+        t: secs(SystemTime::now()),
+        n: URL_SAFE_NO_PAD.encode(nonce),
+    };
+    let plain = serde_json::to_vec(&claims).map_err(Error::internal_from)?;
+    if plain.len() > MAX_SESSION_BYTES {
+        return Err(Error::invalid_params(format!(
+            "Invalid params: the capabilities and clientInfo take {} bytes; at most {MAX_SESSION_BYTES} fit in a session",
+            plain.len()
+        )));
+    }
+    keys.seal_bytes(Purpose::LEGACY_SESSION, &plain)
+}
+
+/// Opens the session id `token` for a request by `principal`, valid for `ttl` from issue.
+pub(crate) fn open(
+    keys: &StateKeys,
+    token: Option<&str>,
+    principal: Option<&Principal>,
+    ttl: Duration,
+) -> Result<Session, Refused> {
+    open_at(keys, token, principal, ttl, SystemTime::now())
+}
+
+fn open_at(
+    keys: &StateKeys,
+    token: Option<&str>,
+    principal: Option<&Principal>,
+    ttl: Duration,
+    now: SystemTime,
+) -> Result<Session, Refused> {
+    let token = token.ok_or(Refused::Missing)?;
+    let plain = keys
+        .open_bytes(Purpose::LEGACY_SESSION, token)
+        .map_err(|_| Refused::Unknown("not a session id this server issued"))?;
+    let claims: Claims =
+        serde_json::from_slice(&plain).map_err(|_| Refused::Unknown("malformed"))?;
+    if claims.p != caller(principal) {
+        return Err(Refused::Unknown("it belongs to another caller"));
+    }
+    let expires = UNIX_EPOCH + Duration::from_secs(claims.t) + ttl;
+    if expires <= now {
+        return Err(Refused::Unknown("expired"));
+    }
+    Ok(Session {
+        key: digest16(&[token.as_bytes()]),
+        version: claims.v,
+        capabilities: claims.c,
+        client_info: claims.i,
+        expires,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K1: &str = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    const K2: &str = "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
+    const DAY: Duration = Duration::from_secs(86_400);
+
+    fn ring(s: &str) -> StateKeys {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_session_opens_on_any_replica_with_the_ring() {
+        let caps: ClientCapabilities =
+            serde_json::from_str(r#"{"sampling":{},"elicitation":{}}"#).unwrap();
+        let info = Implementation::new("c", "1");
+        let token = issue(&ring(K1), "2025-11-25", &caps, Some(&info), None).unwrap();
+        assert!(token.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{token}");
+        let other_replica = ring(&format!("{K2},{K1}"));
+        let s = open(&other_replica, Some(&token), None, DAY).unwrap();
+        assert_eq!(s.version, "2025-11-25");
+        assert_eq!(s.capabilities, caps);
+        assert_eq!(s.client_info, Some(info));
+        assert_eq!(s.key, open(&ring(K1), Some(&token), None, DAY).unwrap().key);
+        let again = issue(&ring(K1), "2025-11-25", &caps, None, None).unwrap();
+        assert_ne!(
+            open(&ring(K1), Some(&again), None, DAY).unwrap().key,
+            s.key,
+            "every initialize is a new session"
+        );
+    }
+
+    #[test]
+    fn refusals() {
+        let keys = ring(K1);
+        let alice = Principal::new("alice").with_issuer("https://as");
+        let bob = Principal::new("bob").with_issuer("https://as");
+        let caps = ClientCapabilities::default();
+        let token = issue(&keys, "2025-11-25", &caps, None, Some(&alice)).unwrap();
+        assert!(open(&keys, Some(&token), Some(&alice), DAY).is_ok());
+        assert_eq!(
+            open(&keys, None, Some(&alice), DAY).unwrap_err(),
+            Refused::Missing
+        );
+        assert_eq!(Refused::Missing.status(), 400);
+        for (t, who, ring) in [
+            (format!("{token}x"), Some(&alice), keys.clone()),
+            (token.clone(), Some(&bob), keys.clone()),
+            (token.clone(), None, keys.clone()),
+            (token.clone(), Some(&alice), super::ring(K2)),
+            ("nonsense".to_owned(), Some(&alice), keys.clone()),
+        ] {
+            let e = open(&ring, Some(&t), who, DAY).unwrap_err();
+            assert!(matches!(e, Refused::Unknown(_)), "{t}");
+            assert_eq!(e.status(), 404);
+        }
+        let later = SystemTime::now() + DAY + Duration::from_secs(1);
+        assert_eq!(
+            open_at(&keys, Some(&token), Some(&alice), DAY, later).unwrap_err(),
+            Refused::Unknown("expired")
+        );
+    }
+
+    #[test]
+    fn a_session_id_never_opens_as_request_state_nor_the_reverse() {
+        let keys = ring(K1);
+        let token = issue(
+            &keys,
+            "2025-11-25",
+            &ClientCapabilities::default(),
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(keys.open_bytes(Purpose::REQUEST_STATE, &token).is_err());
+        let state = keys.seal_bytes(Purpose::REQUEST_STATE, b"{}").unwrap();
+        assert!(open(&keys, Some(&state), None, DAY).is_err());
+    }
+
+    #[test]
+    fn oversized_capabilities_are_refused_at_initialize() {
+        let caps: ClientCapabilities = serde_json::from_value(serde_json::json!({
+            "experimental": {"x": "y".repeat(MAX_SESSION_BYTES)}
+        }))
+        .unwrap();
+        let e = issue(&ring(K1), "2025-11-25", &caps, None, None).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidParams);
+    }
+}

@@ -1,0 +1,198 @@
+//! A legacy session's GET stream: the change notifications of the 2025-11-25 wire, fed by
+//! the same bus as `subscriptions/listen` streams, so a change announced on any replica
+//! reaches it.
+//!
+//! It carries `notifications/{tools,prompts,resources}/list_changed` for the lists this
+//! server has, and `notifications/resources/updated` for the URIs the session subscribed to
+//! (or a sub-resource of one). The subscriptions live in the session store; the stream
+//! reads them when it opens and again whenever any replica announces that the session
+//! changed (`session_changed` on the bus), which is also how it learns that the session was
+//! deleted (it then ends). A stream that fell behind the bus resyncs as listen streams do:
+//! every list-changed notification, and `resources/updated` for every subscribed URI. It
+//! ends without a word when the server drains, when the session expires, or at the listen
+//! streams' maximum lifetime; the client opens it again, on any replica.
+//!
+//! May import: `listen` (slots, URI coverage), `notify`, `session`, `protocol`.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::session::Session;
+use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints};
+use crate::observability::metrics;
+use crate::protocol::legacy::LegacyNotification;
+use crate::protocol::{
+    PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, TOOLS_LIST_CHANGED,
+};
+use crate::server::listen::{Slot, covers};
+use crate::session::{SessionSettings, SessionStore};
+
+/// The lists a server can announce changes of.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lists {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+#[derive(Serialize)]
+struct Updated<'a> {
+    uri: &'a str,
+}
+
+fn encode<P: Serialize>(method: &str, params: Option<P>) -> Bytes {
+    match serde_json::to_vec(&LegacyNotification::new(method, params)) {
+        Ok(v) => Bytes::from(v),
+        Err(e) => {
+            tracing::error!(error = %e, "a notification failed to serialize");
+            Bytes::new()
+        }
+    }
+}
+
+/// Everything one open stream holds.
+pub(crate) struct Stream {
+    pub(crate) session: Session,
+    pub(crate) settings: SessionSettings,
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) bus: BusReceiver,
+    pub(crate) lists: Lists,
+    pub(crate) fingerprints: Arc<ListFingerprints>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) deadline: Option<tokio::time::Instant>,
+    /// This stream's place in the replica's stream count.
+    pub(crate) _slot: Slot,
+}
+
+struct State {
+    s: Stream,
+    pending: VecDeque<Bytes>,
+    done: bool,
+}
+
+impl State {
+    fn list_changed(&mut self, method: &'static str) {
+        metrics::record_notification_delivered(method);
+        self.pending.push_back(encode::<()>(method, None));
+    }
+
+    fn updated(&mut self, uri: &str) {
+        metrics::record_notification_delivered(RESOURCES_UPDATED);
+        self.pending
+            .push_back(encode(RESOURCES_UPDATED, Some(Updated { uri })));
+    }
+
+    fn all_lists(&mut self) {
+        let l = self.s.lists;
+        if l.tools {
+            self.list_changed(TOOLS_LIST_CHANGED);
+        }
+        if l.prompts {
+            self.list_changed(PROMPTS_LIST_CHANGED);
+        }
+        if l.resources {
+            self.list_changed(RESOURCES_LIST_CHANGED);
+        }
+    }
+
+    /// Reads the session's settings again; a deleted session ends the stream.
+    async fn reload(&mut self) {
+        match self.s.store.load(&self.s.session.key).await {
+            Ok(settings) => {
+                self.done = settings.revoked;
+                self.s.settings = settings;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "a legacy GET stream could not re-read its session; keeping what it had");
+            }
+        }
+    }
+
+    async fn on(&mut self, delivery: Delivery) {
+        let l = self.s.lists;
+        let event = match delivery {
+            Delivery::Resync => {
+                self.reload().await;
+                self.all_lists();
+                let uris: Vec<String> = self.s.settings.subscriptions.iter().cloned().collect();
+                for uri in uris {
+                    self.updated(&uri);
+                }
+                return;
+            }
+            Delivery::Event(event) => event,
+        };
+        match &*event {
+            ChangeEvent::ToolsListChanged if l.tools => self.list_changed(TOOLS_LIST_CHANGED),
+            ChangeEvent::PromptsListChanged if l.prompts => self.list_changed(PROMPTS_LIST_CHANGED),
+            ChangeEvent::ResourcesListChanged if l.resources => {
+                self.list_changed(RESOURCES_LIST_CHANGED)
+            }
+            ChangeEvent::ResourceUpdated { uri } => {
+                if self.s.settings.subscriptions.iter().any(|s| covers(s, uri)) {
+                    self.updated(uri);
+                }
+            }
+            ChangeEvent::ServerFingerprint(theirs) => {
+                let ours = self.s.fingerprints.clone();
+                if l.tools && theirs.tools != ours.tools {
+                    self.list_changed(TOOLS_LIST_CHANGED);
+                }
+                if l.prompts && theirs.prompts != ours.prompts {
+                    self.list_changed(PROMPTS_LIST_CHANGED);
+                }
+                if l.resources && theirs.resources != ours.resources {
+                    self.list_changed(RESOURCES_LIST_CHANGED);
+                }
+            }
+            ChangeEvent::SessionChanged { session } if *session == self.s.session.key => {
+                self.reload().await;
+            }
+            _ => {}
+        }
+    }
+
+    async fn next(mut self) -> Option<(Bytes, Self)> {
+        loop {
+            if let Some(next) = self.pending.pop_front() {
+                return Some((next, self));
+            }
+            if self.done {
+                return None;
+            }
+            let deadline = self.s.deadline;
+            let lifetime = async move {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                _ = self.s.shutdown.cancelled() => self.done = true,
+                _ = lifetime => self.done = true,
+                delivery = self.s.bus.recv() => match delivery {
+                    Some(d) => self.on(d).await,
+                    None => self.done = true,
+                },
+            }
+        }
+    }
+}
+
+impl Stream {
+    /// The stream's messages, each one JSON text.
+    pub(crate) fn messages(self) -> futures_util::stream::BoxStream<'static, Bytes> {
+        let done = self.settings.revoked;
+        let state = State {
+            s: self,
+            pending: VecDeque::new(),
+            done,
+        };
+        Box::pin(futures_util::stream::unfold(state, State::next))
+    }
+}
