@@ -74,3 +74,56 @@ fn the_whole_suite_passes_including_unscored_scenarios() {
     }
     assert!(text.contains(", 0 failed\n"), "{text}");
 }
+
+/// Every scenario 2025-11-25 requires passes against the same URL the 2026 runs use, served
+/// to the suite's legacy (TypeScript SDK v1) client: an empty expected-failures list.
+#[test]
+fn required_legacy_scenarios_pass() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    let baseline = root().join("tests/conformance/expected-failures-2025-11-25.yml");
+    let results = root().join("target/conformance-results-2025-11-25");
+    let (ok, text) = run(&[
+        "server",
+        "--url",
+        &server.url,
+        "--requirements",
+        "2025-11-25",
+        "--expected-failures",
+        baseline.to_str().unwrap(),
+        "-o",
+        results.to_str().unwrap(),
+    ]);
+    assert!(ok, "conformance suite failed:\n{text}");
+    assert!(text.contains("Baseline check passed"), "{text}");
+    assert!(text.contains("Running requirements 2025-11-25"), "{text}");
+}
+
+/// The whole suite at 2025-11-25 (`--suite all`), unscored scenarios included (session
+/// lifecycle, JSON Schema 2020-12, SSE polling), passes without a single failed check.
+#[test]
+fn the_whole_legacy_suite_passes_including_unscored_scenarios() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    let (ok, text) = run(&[
+        "server",
+        "--url",
+        &server.url,
+        "--suite",
+        "all",
+        "--spec-version",
+        "2025-11-25",
+    ]);
+    assert!(ok, "conformance suite failed:\n{text}");
+    for scenario in [
+        "server-session-lifecycle",
+        "tools-call-sampling",
+        "tools-call-elicitation",
+        "elicitation-sep1330-enums",
+        "resources-subscribe",
+    ] {
+        assert!(
+            text.contains(&format!("✓ {scenario}: ")),
+            "{scenario} did not pass:\n{text}"
+        );
+    }
+    assert!(text.contains(", 0 failed\n"), "{text}");
+}

@@ -480,7 +480,17 @@ async fn removed_methods_are_not_found_with_id() {
         )
         .await;
     }
-    // A legacy client's handshake, without any modern header or `_meta`, learns the versions.
+    // With legacy support off, a legacy client's handshake, without any modern header or
+    // `_meta`, learns the versions. (On, it starts a session: see `legacy_sessions`.)
+    let off = start(
+        stateless_mcp::fixtures::conformance(stateless_mcp::fixtures::demo(
+            stateless_mcp::Server::builder().legacy(false),
+        ))
+        .build()
+        .unwrap(),
+    )
+    .await;
+    let c = Client::new(&off.url);
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "old", "version": "1"}}});

@@ -1,8 +1,11 @@
-//! Validates every message the server emits against the official 2026-07-28 JSON Schema.
+//! Validates every message the server emits against the official JSON Schema of its era:
+//! 2026-07-28 ([`check_message`], [`assert_valid`]) and, for legacy clients, 2025-11-25
+//! ([`check_legacy_message`], [`assert_valid_legacy`]).
 //!
-//! The schema is the spec's file and is not committed. It is read from `MCP_SCHEMA_JSON`,
-//! else `../shared/spec/2026-07-28/schema.json`, else `target/mcp-schema/2026-07-28/schema.json`
-//! (where `scripts/test.sh` fetches it). Without any of them the tests fail, saying so.
+//! The schemas are the spec's files and are not committed. Each is read from an environment
+//! variable (`MCP_SCHEMA_JSON`, `MCP_LEGACY_SCHEMA_JSON`), else
+//! `../shared/spec/<version>/schema.json`, else `target/mcp-schema/<version>/schema.json`
+//! (where `scripts/test.sh` fetches them). Without any of them the tests fail, saying so.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,14 +19,29 @@ struct Schema {
     compiled: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
 
-fn schema_path() -> PathBuf {
-    if let Ok(p) = std::env::var("MCP_SCHEMA_JSON") {
+/// One era's schema file: where to find it.
+struct Era {
+    version: &'static str,
+    env: &'static str,
+}
+
+const CURRENT: Era = Era {
+    version: "2026-07-28",
+    env: "MCP_SCHEMA_JSON",
+};
+const LEGACY: Era = Era {
+    version: "2025-11-25",
+    env: "MCP_LEGACY_SCHEMA_JSON",
+};
+
+fn schema_path(era: &Era) -> PathBuf {
+    if let Ok(p) = std::env::var(era.env) {
         return PathBuf::from(p);
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let candidates = [
-        root.join("../shared/spec/2026-07-28/schema.json"),
-        root.join("target/mcp-schema/2026-07-28/schema.json"),
+        root.join(format!("../shared/spec/{}/schema.json", era.version)),
+        root.join(format!("target/mcp-schema/{}/schema.json", era.version)),
     ];
     for c in &candidates {
         if c.exists() {
@@ -31,44 +49,53 @@ fn schema_path() -> PathBuf {
         }
     }
     panic!(
-        "the MCP 2026-07-28 schema.json was not found (looked at $MCP_SCHEMA_JSON, {}); \
-         run scripts/test.sh, which fetches it into target/mcp-schema/, or set MCP_SCHEMA_JSON",
+        "the MCP {} schema.json was not found (looked at ${}, {}); \
+         run scripts/test.sh, which fetches it into target/mcp-schema/, or set {}",
+        era.version,
+        era.env,
         candidates
             .iter()
             .map(|c| c.display().to_string())
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        era.env
     );
+}
+
+fn load(era: &Era) -> Schema {
+    let path = schema_path(era);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let root: Value = serde_json::from_str(&text).expect("schema.json is JSON");
+    let mut notification_defs = HashMap::new();
+    for (name, def) in root["$defs"].as_object().expect("$defs") {
+        if let Some(m) = def
+            .pointer("/properties/method/const")
+            .and_then(Value::as_str)
+        {
+            if name.ends_with("Notification") {
+                notification_defs.insert(m.to_owned(), name.clone());
+            }
+        }
+    }
+    Schema {
+        root,
+        notification_defs,
+        compiled: Mutex::new(HashMap::new()),
+    }
 }
 
 fn schema() -> &'static Schema {
     static S: OnceLock<Schema> = OnceLock::new();
-    S.get_or_init(|| {
-        let path = schema_path();
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-        let root: Value = serde_json::from_str(&text).expect("schema.json is JSON");
-        let mut notification_defs = HashMap::new();
-        for (name, def) in root["$defs"].as_object().expect("$defs") {
-            if let Some(m) = def
-                .pointer("/properties/method/const")
-                .and_then(Value::as_str)
-            {
-                if name.ends_with("Notification") {
-                    notification_defs.insert(m.to_owned(), name.clone());
-                }
-            }
-        }
-        Schema {
-            root,
-            notification_defs,
-            compiled: Mutex::new(HashMap::new()),
-        }
-    })
+    S.get_or_init(|| load(&CURRENT))
 }
 
-fn validator(def: &str) -> Arc<jsonschema::Validator> {
-    let s = schema();
+fn legacy_schema() -> &'static Schema {
+    static S: OnceLock<Schema> = OnceLock::new();
+    S.get_or_init(|| load(&LEGACY))
+}
+
+fn validator_in(s: &Schema, def: &str) -> Arc<jsonschema::Validator> {
     let mut cache = s.compiled.lock().unwrap();
     cache
         .entry(def.to_owned())
@@ -89,17 +116,26 @@ fn validator(def: &str) -> Arc<jsonschema::Validator> {
         .clone()
 }
 
-/// Asserts `value` is valid against `$defs/<def>`.
-pub fn assert_valid(def: &str, value: &Value) {
-    let v = validator(def);
+fn assert_valid_in(s: &Schema, era: &str, def: &str, value: &Value) {
+    let v = validator_in(s, def);
     let errors: Vec<String> = v
         .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
     assert!(
         errors.is_empty(),
-        "message is not a valid {def}: {errors:?}\n{value}"
+        "message is not a valid {era} {def}: {errors:?}\n{value}"
     );
+}
+
+/// Asserts `value` is valid against `$defs/<def>` of the 2026-07-28 schema.
+pub fn assert_valid(def: &str, value: &Value) {
+    assert_valid_in(schema(), "2026-07-28", def, value);
+}
+
+/// Asserts `value` is valid against `$defs/<def>` of the 2025-11-25 schema.
+pub fn assert_valid_legacy(def: &str, value: &Value) {
+    assert_valid_in(legacy_schema(), "2025-11-25", def, value);
 }
 
 /// The result definition for a request method.
@@ -149,5 +185,52 @@ pub fn check_message(message: &Value, method: Option<&str>) {
         assert_valid("InputRequiredResult", result);
     } else if let Some(def) = method.and_then(result_def) {
         assert_valid(def, result);
+    }
+}
+
+/// The 2025-11-25 result definition for a request method.
+pub fn legacy_result_def(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "initialize" => "InitializeResult",
+        "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
+            "EmptyResult"
+        }
+        "tools/list" => "ListToolsResult",
+        "tools/call" => "CallToolResult",
+        "resources/list" => "ListResourcesResult",
+        "resources/templates/list" => "ListResourceTemplatesResult",
+        "resources/read" => "ReadResourceResult",
+        "prompts/list" => "ListPromptsResult",
+        "prompts/get" => "GetPromptResult",
+        "completion/complete" => "CompleteResult",
+        _ => return None,
+    })
+}
+
+/// Validates one server-to-client message of the 2025-11-25 wire (a legacy session's POST
+/// or GET stream); `method` is the request it answers, if known. Server-to-client requests
+/// (elicitation, sampling, roots) are allowed here, and checked as `ServerRequest`s.
+pub fn check_legacy_message(message: &Value, method: Option<&str>) {
+    let s = legacy_schema();
+    if let Some(m) = message.get("method").and_then(Value::as_str) {
+        if message.get("id").is_some() {
+            assert_valid_legacy("JSONRPCRequest", message);
+            assert_valid_legacy("ServerRequest", message);
+            return;
+        }
+        let def = s
+            .notification_defs
+            .get(m)
+            .unwrap_or_else(|| panic!("no 2025-11-25 schema notification for {m}: {message}"));
+        assert_valid_legacy(def, message);
+        return;
+    }
+    if message.get("error").is_some() {
+        assert_valid_legacy("JSONRPCErrorResponse", message);
+        return;
+    }
+    assert_valid_legacy("JSONRPCResultResponse", message);
+    if let Some(def) = method.and_then(legacy_result_def) {
+        assert_valid_legacy(def, &message["result"]);
     }
 }

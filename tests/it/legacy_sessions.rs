@@ -1,0 +1,310 @@
+//! Legacy (2025-11-25) sessions on the same endpoint: the handshake, the sealed session id
+//! any replica opens, the refusals (400 missing; 404 tampered, foreign, expired, another
+//! principal, deleted), the legacy-only methods, and that the 2026 path is unchanged.
+//! Two in-process servers sharing a key ring, a bus and a session store stand for two
+//! replicas.
+
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use serde_json::{Value, json};
+use stateless_mcp::{Principal, Server, StreamableHttp};
+
+use crate::support::legacy::{Deployment, LegacyClient, fixtures};
+use crate::support::{Client, start, start_router};
+
+const K2: &str = "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
+
+/// A caller named by the `x-test-user` header, as an authentication layer would put it.
+async fn as_user(mut req: Request, next: Next) -> Response {
+    if let Some(user) = req
+        .headers()
+        .get("x-test-user")
+        .and_then(|v| v.to_str().ok())
+    {
+        let principal = Principal::new(user).with_issuer("https://as.example");
+        req.extensions_mut().insert(principal);
+    }
+    next.run(req).await
+}
+
+#[tokio::test]
+async fn initialize_negotiates_and_issues_a_session() {
+    let d = Deployment::new();
+    let srv = d.replica().await;
+    let mut c = LegacyClient::new(&srv.url);
+    let x = c
+        .initialize(json!({"sampling": {}, "elicitation": {}}))
+        .await;
+    let r = x.result();
+    assert_eq!(r["protocolVersion"], "2025-11-25");
+    assert_eq!(r["serverInfo"]["name"], "stateless-mcp");
+    let caps = &r["capabilities"];
+    assert_eq!(caps["tools"]["listChanged"], true, "{caps}");
+    assert_eq!(caps["prompts"]["listChanged"], true);
+    assert_eq!(
+        caps["resources"],
+        json!({"subscribe": true, "listChanged": true})
+    );
+    assert!(caps["logging"].is_object() && caps["completions"].is_object());
+    let id = c.session.clone().unwrap();
+    assert!(id.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{id}");
+
+    for (asked, got) in [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2025-11-25"),
+    ] {
+        let mut c = LegacyClient::new(&srv.url);
+        c.version = asked.into();
+        c.initialize(json!({})).await;
+        assert_eq!(c.version, got, "asked {asked}");
+    }
+    let mut again = LegacyClient::new(&srv.url);
+    again.initialize(json!({})).await;
+    assert_ne!(
+        again.session.unwrap(),
+        id,
+        "each initialize is a new session"
+    );
+}
+
+#[tokio::test]
+async fn ping_and_set_level_answer_exactly_empty() {
+    let d = Deployment::new();
+    let srv = d.replica().await;
+    let c = LegacyClient::connect(&srv.url, json!({})).await;
+    let x = c.request(json!(1), "ping", json!({})).await;
+    assert_eq!(x.result(), &json!({}));
+    let x = c
+        .request(json!("lvl"), "logging/setLevel", json!({"level": "info"}))
+        .await;
+    assert_eq!(
+        x.response(),
+        &json!({"jsonrpc": "2.0", "id": "lvl", "result": {}})
+    );
+    let bad = c
+        .request(json!(2), "logging/setLevel", json!({"level": "loud"}))
+        .await;
+    assert_eq!(bad.status, 200, "a JSON-RPC error on the legacy wire");
+    assert_eq!(bad.error_code(), -32602);
+    let unknown = c.request(json!(3), "server/discover", json!({})).await;
+    assert_eq!(unknown.error_code(), -32601);
+    for method in ["resources/subscribe", "resources/unsubscribe"] {
+        let x = c
+            .request(json!(4), method, json!({"uri": "test://watched-resource"}))
+            .await;
+        assert_eq!(x.result(), &json!({}), "{method}");
+    }
+    let x = c
+        .request(json!(5), "resources/subscribe", json!({"uri": "no-scheme"}))
+        .await;
+    assert_eq!(x.error_code(), -32602);
+}
+
+#[tokio::test]
+async fn the_shared_methods_run_as_on_the_2026_path_on_any_replica() {
+    let d = Deployment::new();
+    let (a, b) = (d.replica().await, d.replica().await);
+    let mut c = LegacyClient::connect(&a.url, json!({})).await;
+    c.url = b.url.clone();
+    let tools = c.request(json!(1), "tools/list", json!({})).await;
+    assert!(tools.result()["tools"].as_array().unwrap().len() > 10);
+    let call = c
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name": "test_simple_text", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(
+        call.result()["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
+    let read = c
+        .request(
+            json!(3),
+            "resources/read",
+            json!({"uri": "test://static-text"}),
+        )
+        .await;
+    assert!(read.result()["contents"][0]["text"].is_string());
+    let prompt = c
+        .request(
+            json!(4),
+            "prompts/get",
+            json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": "a", "arg2": "b"}}),
+        )
+        .await;
+    assert!(prompt.result()["messages"].is_array());
+    let done = c
+        .request(
+            json!(5),
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                   "argument": {"name": "arg1", "value": "pa"}}),
+        )
+        .await;
+    assert_eq!(done.result()["completion"]["values"][0], "paris");
+    let unknown = c
+        .request(json!(6), "tools/call", json!({"name": "nope"}))
+        .await;
+    assert_eq!((unknown.status, unknown.error_code()), (200, -32602));
+}
+
+#[tokio::test]
+async fn a_missing_session_is_400_and_an_unknown_one_404() {
+    let d = Deployment::new();
+    let srv = d.replica().await;
+    let c = LegacyClient::connect(&srv.url, json!({})).await;
+    let mut none = c.clone();
+    none.session = None;
+    let x = none.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(x.status, 400, "{}", x.body);
+    assert_eq!(x.response()["id"], 1);
+
+    let mut tampered = c.clone();
+    tampered.session = Some(format!("{}A", c.session.as_ref().unwrap()));
+    assert_eq!(
+        tampered
+            .request(json!(1), "tools/list", json!({}))
+            .await
+            .status,
+        404
+    );
+    let mut junk = c.clone();
+    junk.session = Some("v1.k1.AAAA".into());
+    assert_eq!(junk.request(json!(1), "ping", json!({})).await.status, 404);
+
+    // Another deployment (another key ring) does not know it.
+    let other = start(
+        fixtures(Server::builder())
+            .state_keys(K2.parse().unwrap())
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let mut foreign = c.clone();
+    foreign.url = other.url.clone();
+    assert_eq!(
+        foreign.request(json!(1), "ping", json!({})).await.status,
+        404
+    );
+    // A notification naming a dead session is refused too; without one it is accepted.
+    let n = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(foreign.post(n.clone(), None).await.status, 404);
+    let mut anonymous = foreign.clone();
+    anonymous.session = None;
+    assert_eq!(anonymous.post(n, None).await.status, 202);
+
+    // Expired.
+    let short = start(
+        d.builder()
+            .session_ttl(Duration::from_secs(1))
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let c = LegacyClient::connect(&short.url, json!({})).await;
+    assert_eq!(c.request(json!(1), "ping", json!({})).await.status, 200);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(c.request(json!(1), "ping", json!({})).await.status, 404);
+}
+
+#[tokio::test]
+async fn delete_ends_the_session_on_every_replica() {
+    let d = Deployment::new();
+    let (a, b) = (d.replica().await, d.replica().await);
+    let c = LegacyClient::connect(&a.url, json!({})).await;
+    let mut on_b = c.clone();
+    on_b.url = b.url.clone();
+    assert_eq!(on_b.request(json!(1), "ping", json!({})).await.status, 200);
+    assert_eq!(c.delete().await, 204);
+    for client in [&c, &on_b] {
+        let x = client.request(json!(2), "tools/list", json!({})).await;
+        assert_eq!(x.status, 404, "{}", x.body);
+    }
+    assert_eq!(on_b.delete().await, 404);
+    let mut none = c.clone();
+    none.session = None;
+    assert_eq!(
+        none.delete().await,
+        405,
+        "DELETE without a session is today's 405"
+    );
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_the_principal_that_initialized_it() {
+    let d = Deployment::new();
+    let router = StreamableHttp::new(d.builder().build().unwrap())
+        .into_router()
+        .layer(axum::middleware::from_fn(as_user));
+    let srv = start_router(router, "/mcp").await;
+    let mut alice = LegacyClient::new(&srv.url);
+    alice.extra = vec![("x-test-user".into(), "alice".into())];
+    alice.initialize(json!({})).await;
+    assert_eq!(alice.request(json!(1), "ping", json!({})).await.status, 200);
+    let mut bob = alice.clone();
+    bob.extra = vec![("x-test-user".into(), "bob".into())];
+    assert_eq!(bob.request(json!(1), "ping", json!({})).await.status, 404);
+    let mut nobody = alice.clone();
+    nobody.extra.clear();
+    assert_eq!(
+        nobody.request(json!(1), "ping", json!({})).await.status,
+        404
+    );
+    assert_eq!(bob.delete().await, 404, "bob cannot end alice's session");
+    assert_eq!(alice.request(json!(2), "ping", json!({})).await.status, 200);
+}
+
+#[tokio::test]
+async fn legacy_off_gives_todays_behaviour() {
+    let d = Deployment::new();
+    let on = d.replica().await;
+    let session = LegacyClient::connect(&on.url, json!({})).await.session;
+    let off = start(d.builder().legacy(false).build().unwrap()).await;
+    let c = Client::new(&off.url);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "old", "version": "1"}}});
+    let h = vec![("content-type".into(), "application/json".into())];
+    let x = c.send(h.clone(), init.to_string(), None).await;
+    assert_eq!((x.status, x.error_code()), (404, -32601));
+    let mut with_session = h;
+    with_session.push(("mcp-session-id".into(), session.unwrap()));
+    with_session.push(("accept".into(), "text/event-stream".into()));
+    for method in ["GET", "DELETE"] {
+        let x = c
+            .send_with(method, with_session.clone(), String::new(), None)
+            .await;
+        assert_eq!(x.status, 405, "{method}");
+    }
+}
+
+#[tokio::test]
+async fn requests_that_describe_themselves_as_2026_take_todays_path() {
+    let d = Deployment::new();
+    let srv = d.replica().await;
+    let legacy = LegacyClient::connect(&srv.url, json!({})).await;
+    let c = Client::new(&srv.url);
+    // initialize, ping and setLevel with 2026 headers and _meta: removed methods (404).
+    for method in ["initialize", "ping", "logging/setLevel"] {
+        let x = c
+            .request(
+                method,
+                json!(1),
+                json!({"protocolVersion": "2025-11-25", "level": "info"}),
+            )
+            .await;
+        assert_eq!((x.status, x.error_code()), (404, -32601), "{method}");
+    }
+    // A 2026 request carrying a session id is still a 2026 request.
+    let (mut headers, body) = crate::support::request_parts("tools/list", json!(2), json!({}));
+    headers.push(("mcp-session-id".into(), legacy.session.unwrap()));
+    let x = c.send(headers, body, Some("tools/list")).await;
+    assert_eq!(x.result()["resultType"], "complete");
+    let _: &Value = x.result();
+}
