@@ -56,6 +56,7 @@
 //! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, the in-process bus and (features `redis`, `nats`) the Redis and NATS buses. |
 //! | [`replay`] | replay stores that make single-use `requestState` usable once across replicas (in memory; Redis with the `redis` feature). |
 //! | [`tasks`] | task stores for the Tasks extension: the [`tasks::TaskStore`] contract, in memory, and in Redis with the `redis` feature. |
+//! | [`session`] | the store legacy (2025-11-25) sessions' settings and revocations are shared in (in memory; Redis with the `redis` feature). |
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
 //! | [`Runner`] | serving in production: TCP_NODELAY, HTTP/1.1 and h2c, your own routes, `/healthz` `/readyz` `/metrics`, list announcement, graceful drain. |
 //! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, metric names and `record_*` helpers, Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
@@ -82,6 +83,15 @@
 //! replica sharing the bus; a state marked single-use
 //! ([`InputRequired::single_use`]) is claimed in a [`replay::ReplayStore`] so it runs once.
 //!
+//! ## Legacy clients
+//!
+//! 2025-11-25 clients (`initialize`, `Mcp-Session-Id`, GET streams, server-to-client
+//! requests) are served on the same endpoint by any replica ([`ServerBuilder::legacy`], on by
+//! default): a request is classified before the 2026 ladder; the session id is a token sealed
+//! with the same [`StateKeys`] for its own purpose; what changes during a session lives in a
+//! [`session::SessionStore`]; an `InputRequired` becomes server-to-client requests whose
+//! answers reach the replica holding the stream over the bus.
+//!
 //! ## State and errors
 //!
 //! Register application state once ([`ServerBuilder::state`]) and take it, typed, as a
@@ -104,7 +114,7 @@
 //! |---|---|---|
 //! | `auth` | yes | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
 //! | `prometheus` | yes | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
-//! | `redis` | yes | `notify::RedisBus` (Redis pub/sub bus) and `replay::RedisReplayStore`; `--bus redis://…` |
+//! | `redis` | yes | `notify::RedisBus` (Redis pub/sub bus), `replay::RedisReplayStore` and `session::RedisSessionStore`; `--bus redis://…` |
 //! | `nats` | no | `notify::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
 //!
 //! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
