@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per request (callgrind): the reference server and the bare axum baseline.
 #
-#   bash benches/load/callgrind.sh [--requests N] [--cases "echo list discover echo100k"]
+#   bash benches/load/callgrind.sh [--requests N] [--cases "echo list discover echo100k legacy"]
 #                                  [--no-build] [--bin-dir DIR]
 #
 # Unlike req/s, instruction counts repeat within about 1-2% between runs, so they compare
@@ -9,6 +9,9 @@
 # `valgrind --tool=callgrind`, sends 50 warm-up requests on one keep-alive connection
 # (curl), zeroes the counters, sends N more (default 500) on one connection, dumps, and
 # divides the server's instruction count (every thread) by N.
+# The `legacy` case is the echo call of a 2025-11-25 client: `initialize` first (not
+# counted), then the calls carry its `Mcp-Session-Id` and `MCP-Protocol-Version: 2025-11-25`
+# and no `_meta`; the table adds its ratio to the 2026 echo when both ran.
 # Prints a table and writes it to target/load/callgrind.md; the profiles stay in
 # target/load/callgrind/ for callgrind_annotate. Same request bodies and headers as run.sh.
 # --bin-dir DIR measures stateless-mcp, load_server and bare_axum_baseline copied into DIR
@@ -18,7 +21,7 @@ set -euo pipefail
 REQUESTS=500
 WARMUP=50
 BUILD=1
-CASES_WANTED="echo list discover echo100k"
+CASES_WANTED="echo list discover echo100k legacy"
 BIN_DIR=
 
 while [[ $# -gt 0 ]]; do
@@ -63,14 +66,33 @@ cleanup() {
 trap cleanup EXIT
 
 write_bodies
+# The legacy case: not in CASES (run.sh's wrk script has no session to send).
+printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello from the load benchmark"}}}' \
+    >"$WORK/legacy.json"
+LEGACY_SPEC="legacy|tools/call echo, legacy session (2025-11-25)|legacy.json||"
+SESSION=
+
+# start_session ADDR: a legacy session on the server at ADDR, in $SESSION (the baseline
+# answers initialize with no session; it ignores the header anyway).
+start_session() {
+    SESSION=$(curl -sS -D - -o /dev/null -X POST -H 'Content-Type: application/json' \
+        -H 'Accept: application/json, text/event-stream' \
+        --data '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load-bench","version":"1.0.0"}}}' \
+        "http://$1/mcp" | tr -d '\r' | awk -F': ' 'tolower($1) == "mcp-session-id" { print $2 }')
+}
 
 # send ADDR CASE N: N requests on one keep-alive connection (curl reuses it across URLs).
 send() {
     local addr=$1 id=$2 n=$3 body method name
-    IFS='|' read -r _ _ body method name <<<"$(printf '%s\n' "${CASES[@]}" | grep "^$id|")"
+    IFS='|' read -r _ _ body method name <<<"$(printf '%s\n' "${CASES[@]}" "$LEGACY_SPEC" | grep "^$id|")"
     local args=(-sS -o /dev/null -X POST -H 'Content-Type: application/json'
-        -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28'
-        -H "Mcp-Method: $method" --data-binary "@$WORK/$body")
+        -H 'Accept: application/json, text/event-stream' --data-binary "@$WORK/$body")
+    if [[ "$id" == legacy ]]; then
+        args+=(-H 'MCP-Protocol-Version: 2025-11-25')
+        [[ -n "$SESSION" ]] && args+=(-H "Mcp-Session-Id: $SESSION")
+    else
+        args+=(-H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $method")
+    fi
     [[ -n "$name" ]] && args+=(-H "Mcp-Name: $name")
     # A query string makes each URL distinct; the route ignores it.
     curl "${args[@]}" -w '%{http_code}\n' "http://$addr/mcp?r=[1-$n]" | sort | uniq -c |
@@ -93,6 +115,11 @@ measure() {
         sleep 0.2
     done
     [[ -n "$addr" ]] || { echo "callgrind.sh: $bin did not start:" >&2; cat "$log" >&2; exit 1; }
+    SESSION=
+    if [[ "$id" == legacy && "$who" == ours ]]; then
+        start_session "$addr"
+        [[ -n "$SESSION" ]] || { echo "callgrind.sh: initialize returned no Mcp-Session-Id" >&2; exit 1; }
+    fi
     send "$addr" "$id" "$WARMUP"
     callgrind_control -z "$PID" >/dev/null
     send "$addr" "$id" "$REQUESTS"
@@ -116,14 +143,20 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
     echo "| case | ours instr/req | baseline instr/req | ratio |"
     echo "|---|---|---|---|"
 } >"$OUT/callgrind.md"
-for spec in "${CASES[@]}"; do
+declare -A OURS_BY_CASE=()
+for spec in "${CASES[@]}" "$LEGACY_SPEC"; do
     IFS='|' read -r id title _ _ _ <<<"$spec"
     [[ " $CASES_WANTED " == *" $id "* ]] || continue
     if [[ "$id" == list ]]; then ours=$LIST_BIN; else ours=$OURS_BIN; fi
     o=$(measure ours "$id" "$ours")
     b=$(measure baseline "$id" "$BASE_BIN")
+    OURS_BY_CASE[$id]=$o
     echo "-- $title: ours $o, baseline $b" >&2
     awk -v t="$title" -v o="$o" -v b="$b" 'BEGIN { printf "| %s | %d | %d | %.2f |\n", t, o, b, o / b }' >>"$OUT/callgrind.md"
 done
+if [[ -n "${OURS_BY_CASE[legacy]-}" && -n "${OURS_BY_CASE[echo]-}" ]]; then
+    awk -v l="${OURS_BY_CASE[legacy]}" -v e="${OURS_BY_CASE[echo]}" 'BEGIN {
+        printf "\nLegacy echo (session id, store lookup) / 2026 echo: %d / %d = %.2f\n", l, e, l / e }' >>"$OUT/callgrind.md"
+fi
 echo >&2
 cat "$OUT/callgrind.md"
