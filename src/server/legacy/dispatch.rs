@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::Asker;
+use super::pending::Delivered;
 use super::session::{self, Refused, Session};
 use crate::handler::Principal;
 use crate::notify::{ChangeEvent, MAX_EVENT_BYTES};
@@ -358,18 +359,19 @@ impl Server {
             tracing::info!("dropped an answer without a usable id");
             return LegacyOutcome::of(Outcome::Accepted);
         };
-        if body.len() > MAX_EVENT_BYTES {
-            let e = ErrorObject::invalid_request(format!(
-                "An answer to a server-to-client request may take at most {MAX_EVENT_BYTES} bytes"
-            ));
-            return LegacyOutcome::error(None, e, 413);
-        }
         let text = String::from_utf8_lossy(body).into_owned();
         let legacy = &self.inner.legacy;
-        legacy
+        let delivered = legacy
             .pending
             .route(&id, &session.key, text, &self.inner.notifier)
             .await;
+        if delivered == Delivered::TooLarge {
+            let e = ErrorObject::invalid_request(format!(
+                "An answer to a server-to-client request that must travel to another replica \
+                 may take at most {MAX_EVENT_BYTES} bytes"
+            ));
+            return LegacyOutcome::error(None, e, 413);
+        }
         LegacyOutcome::of(Outcome::Accepted)
     }
 }

@@ -22,7 +22,7 @@ use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore as _;
 use tokio::sync::oneshot;
 
-use crate::notify::{ChangeEvent, Delivery, Notifier};
+use crate::notify::{ChangeEvent, Delivery, MAX_EVENT_BYTES, Notifier};
 use crate::protocol::RequestId;
 
 /// What became of an answer.
@@ -34,6 +34,8 @@ pub(crate) enum Delivered {
     Forwarded,
     /// Dropped: late, unknown, foreign, or the bus refused it (logged).
     Dropped,
+    /// Too large to travel on the bus ([`MAX_EVENT_BYTES`] as an event): refused.
+    TooLarge,
 }
 
 struct Waiter {
@@ -190,6 +192,11 @@ impl Pending {
                     session: session.to_owned(),
                     answer,
                 };
+                let size = serde_json::to_vec(&event).map_or(usize::MAX, |v| v.len());
+                if size > MAX_EVENT_BYTES {
+                    tracing::warn!(request_id = %id, bytes = size, "refused an answer too large to forward over the bus");
+                    return Delivered::TooLarge;
+                }
                 match notifier.publish(event).await {
                     Ok(()) => Delivered::Forwarded,
                     Err(e) => {
@@ -285,6 +292,16 @@ mod tests {
                 .await,
             Delivered::Dropped
         );
+        // Too large for the bus (answered here, any size is fine).
+        let big = "x".repeat(MAX_EVENT_BYTES);
+        let w = a.register("s1", &bus);
+        assert_eq!(
+            b.route(&w.id, "s1", big.clone(), &bus).await,
+            Delivered::TooLarge
+        );
+        let mut w2 = w;
+        assert_eq!(a.route(&w2.id, "s1", big, &bus).await, Delivered::Here);
+        assert!(w2.answer().await.is_some());
         // Answered here.
         let mut w = a.register("s1", &bus);
         assert_eq!(

@@ -214,14 +214,14 @@ mod tests {
             Refused::Missing
         );
         assert_eq!(Refused::Missing.status(), 400);
-        for (t, who, ring) in [
+        for (t, who, keys) in [
             (format!("{token}x"), Some(&alice), keys.clone()),
             (token.clone(), Some(&bob), keys.clone()),
             (token.clone(), None, keys.clone()),
-            (token.clone(), Some(&alice), super::ring(K2)),
+            (token.clone(), Some(&alice), ring(K2)),
             ("nonsense".to_owned(), Some(&alice), keys.clone()),
         ] {
-            let e = open(&ring, Some(&t), who, DAY).unwrap_err();
+            let e = open(&keys, Some(&t), who, DAY).unwrap_err();
             assert!(matches!(e, Refused::Unknown(_)), "{t}");
             assert_eq!(e.status(), 404);
         }

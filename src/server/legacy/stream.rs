@@ -196,3 +196,99 @@ impl Stream {
         Box::pin(futures_util::stream::unfold(state, State::next))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use futures_util::StreamExt as _;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::notify::Notifier;
+    use crate::server::listen::{ListenLimits, Listeners};
+    use crate::session::MemorySessionStore;
+
+    fn fingerprints() -> ListFingerprints {
+        ListFingerprints {
+            tools: "t".into(),
+            prompts: "p".into(),
+            resources: "r".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn follows_the_bus_and_the_store_and_ends_when_the_session_is_deleted() {
+        let store: Arc<dyn SessionStore> = Arc::new(MemorySessionStore::default());
+        let expires = SystemTime::now() + Duration::from_secs(60);
+        store.subscribe("k", "test://a", expires).await.unwrap();
+        let bus = Notifier::memory();
+        let listeners = Listeners::new(ListenLimits::default(), Arc::new(fingerprints()));
+        let session = Session {
+            key: "k".into(),
+            version: "2025-11-25".into(),
+            capabilities: Default::default(),
+            client_info: None,
+            expires,
+        };
+        let stream = Stream {
+            session,
+            settings: store.load("k").await.unwrap(),
+            store: store.clone(),
+            bus: bus.subscribe(),
+            lists: Lists {
+                tools: true,
+                prompts: false,
+                resources: true,
+            },
+            fingerprints: Arc::new(fingerprints()),
+            shutdown: CancellationToken::new(),
+            deadline: None,
+            _slot: listeners.acquire().unwrap(),
+        };
+        assert_eq!(listeners.open(), 1);
+        let mut messages = stream.messages();
+        let mut next = async || -> Value {
+            let m = tokio::time::timeout(Duration::from_secs(5), messages.next())
+                .await
+                .unwrap()
+                .unwrap();
+            serde_json::from_slice(&m).unwrap()
+        };
+        // Prompts are not a list this server has; a sub-resource of a subscription counts.
+        bus.prompts_list_changed().await.unwrap();
+        bus.resource_updated("test://a/b").await.unwrap();
+        assert_eq!(next().await["params"]["uri"], "test://a/b");
+        // Another replica subscribed to test://c: the stream re-reads the store.
+        store.subscribe("k", "test://c", expires).await.unwrap();
+        bus.publish(ChangeEvent::SessionChanged {
+            session: "k".into(),
+        })
+        .await
+        .unwrap();
+        bus.resource_updated("test://c").await.unwrap();
+        assert_eq!(next().await["params"]["uri"], "test://c");
+        // Another replica's lists differ (a rolling deploy): tools and resources changed.
+        let mut theirs = fingerprints();
+        theirs.tools = "other".into();
+        bus.publish(ChangeEvent::ServerFingerprint(theirs))
+            .await
+            .unwrap();
+        assert_eq!(
+            next().await,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        );
+        // Deleted on another replica: the stream ends, and its slot is released.
+        store.revoke("k", expires).await.unwrap();
+        bus.publish(ChangeEvent::SessionChanged {
+            session: "k".into(),
+        })
+        .await
+        .unwrap();
+        drop(next);
+        let end = tokio::time::timeout(Duration::from_secs(5), messages.next()).await;
+        assert!(end.unwrap().is_none());
+        drop(messages);
+        assert_eq!(listeners.open(), 0);
+    }
+}
