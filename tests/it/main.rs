@@ -22,6 +22,7 @@ mod interop_python;
 mod interop_typescript;
 mod ladder;
 mod legacy_input;
+mod legacy_replicas;
 mod legacy_sessions;
 mod legacy_streams;
 mod limits;
