@@ -132,10 +132,10 @@ impl State {
             ChangeEvent::ResourcesListChanged if l.resources => {
                 self.list_changed(RESOURCES_LIST_CHANGED)
             }
-            ChangeEvent::ResourceUpdated { uri } => {
-                if self.s.settings.subscriptions.iter().any(|s| covers(s, uri)) {
-                    self.updated(uri);
-                }
+            ChangeEvent::ResourceUpdated { uri }
+                if self.s.settings.subscriptions.iter().any(|s| covers(s, uri)) =>
+            {
+                self.updated(uri);
             }
             ChangeEvent::ServerFingerprint(theirs) => {
                 let ours = self.s.fingerprints.clone();
@@ -248,17 +248,17 @@ mod tests {
         };
         assert_eq!(listeners.open(), 1);
         let mut messages = stream.messages();
-        let mut next = async || -> Value {
+        async fn next(messages: &mut futures_util::stream::BoxStream<'static, Bytes>) -> Value {
             let m = tokio::time::timeout(Duration::from_secs(5), messages.next())
                 .await
                 .unwrap()
                 .unwrap();
             serde_json::from_slice(&m).unwrap()
-        };
+        }
         // Prompts are not a list this server has; a sub-resource of a subscription counts.
         bus.prompts_list_changed().await.unwrap();
         bus.resource_updated("test://a/b").await.unwrap();
-        assert_eq!(next().await["params"]["uri"], "test://a/b");
+        assert_eq!(next(&mut messages).await["params"]["uri"], "test://a/b");
         // Another replica subscribed to test://c: the stream re-reads the store.
         store.subscribe("k", "test://c", expires).await.unwrap();
         bus.publish(ChangeEvent::SessionChanged {
@@ -267,7 +267,7 @@ mod tests {
         .await
         .unwrap();
         bus.resource_updated("test://c").await.unwrap();
-        assert_eq!(next().await["params"]["uri"], "test://c");
+        assert_eq!(next(&mut messages).await["params"]["uri"], "test://c");
         // Another replica's lists differ (a rolling deploy): tools and resources changed.
         let mut theirs = fingerprints();
         theirs.tools = "other".into();
@@ -275,7 +275,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            next().await,
+            next(&mut messages).await,
             json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         );
         // Deleted on another replica: the stream ends, and its slot is released.
@@ -285,7 +285,6 @@ mod tests {
         })
         .await
         .unwrap();
-        drop(next);
         let end = tokio::time::timeout(Duration::from_secs(5), messages.next()).await;
         assert!(end.unwrap().is_none());
         drop(messages);

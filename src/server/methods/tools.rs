@@ -59,6 +59,7 @@ async fn invoke(
 }
 
 impl Server {
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::server) fn call_tool(
         &self,
         body: &Bytes,

@@ -142,7 +142,7 @@ async fn process(
     let session = if legacy {
         match legacy::session_id(&parts.headers) {
             Ok(s) => s,
-            Err(r) => return r,
+            Err(why) => return legacy::bad_session(&why),
         }
     } else {
         None

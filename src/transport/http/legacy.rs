@@ -21,18 +21,19 @@ use crate::server::{LegacyOutcome, Mirrored, Outcome, Reply};
 pub const SESSION_ID: &str = "mcp-session-id";
 const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(SESSION_ID);
 
-/// The request's `Mcp-Session-Id`: `Ok(None)` when absent, `Err` (400) when repeated or not
-/// visible ASCII.
-pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<String>, Response> {
+/// The request's `Mcp-Session-Id`: `Ok(None)` when absent, `Err` (why it is unusable, for
+/// [`bad_session`]) when empty, repeated or not visible ASCII.
+pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<String>, String> {
     match crate::mirrored::read(headers, &SESSION_ID_HEADER, false) {
         Mirrored::Absent => Ok(None),
         Mirrored::Value(v) if !v.is_empty() => Ok(Some(v)),
-        Mirrored::Value(_) => Err(bad_session("it is empty")),
-        Mirrored::Invalid(why) => Err(bad_session(&why)),
+        Mirrored::Value(_) => Err("it is empty".to_owned()),
+        Mirrored::Invalid(why) => Err(why),
     }
 }
 
-fn bad_session(why: &str) -> Response {
+/// 400 for an unusable `Mcp-Session-Id`.
+pub(crate) fn bad_session(why: &str) -> Response {
     BodyUnreadable(format!("Bad Request: invalid Mcp-Session-Id header: {why}")).into_response()
 }
 
