@@ -118,6 +118,18 @@ pub(super) enum Params<'a> {
     Raw(Option<&'a RawValue>),
 }
 
+/// Raw params (absent or an object) as the raw `_meta` and the other members (`-32602`
+/// when not an object).
+fn raw_view(raw: Option<&RawValue>) -> Result<(Option<&RawValue>, ParamsView<'_>), ErrorObject> {
+    let Some(raw) = raw else {
+        return Ok((None, ParamsView::default()));
+    };
+    let view: ParamsView<'_> =
+        crate::protocol::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
+            .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?;
+    Ok(view.split())
+}
+
 impl<'a> Params<'a> {
     /// The params members and the validated `_meta` (`-32602` when params is not an object,
     /// `_meta` is missing or invalid).
@@ -130,14 +142,7 @@ impl<'a> Params<'a> {
                     .into_meta()?;
                 return Ok((view, meta));
             }
-            Params::Raw(None) => (None, ParamsView::default()),
-            Params::Raw(Some(raw)) => {
-                let view: ParamsView<'_> = crate::protocol::strict::object(
-                    &mut serde_json::Deserializer::from_str(raw.get()),
-                )
-                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?;
-                view.split()
-            }
+            Params::Raw(raw) => raw_view(raw)?,
         };
         Ok((view, RequestMeta::from_raw(meta)?))
     }
@@ -151,14 +156,7 @@ impl<'a> Params<'a> {
                 let (wire, view) = view.unwrap_or_default().split();
                 return Ok((view, wire.unwrap_or_default()));
             }
-            Params::Raw(None) => (None, ParamsView::default()),
-            Params::Raw(Some(raw)) => {
-                let view: ParamsView<'_> = crate::protocol::strict::object(
-                    &mut serde_json::Deserializer::from_str(raw.get()),
-                )
-                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?;
-                view.split()
-            }
+            Params::Raw(raw) => raw_view(raw)?,
         };
         let wire =
             match meta {

@@ -187,6 +187,30 @@ pub(crate) fn filter(
     })
 }
 
+/// The list-changed notifications a stream that follows the tool, prompt and resource lists
+/// (`follows`, in that order) owes for another replica's announced lists `theirs` (those
+/// that differ from `ours`), or for a resync (`None`: any list may have changed).
+pub(crate) fn changed_lists<'a>(
+    follows: [bool; 3],
+    ours: &'a ListFingerprints,
+    theirs: Option<&'a ListFingerprints>,
+) -> impl Iterator<Item = &'static str> + 'a {
+    let differs = [
+        theirs.is_none_or(|t| t.tools != ours.tools),
+        theirs.is_none_or(|t| t.prompts != ours.prompts),
+        theirs.is_none_or(|t| t.resources != ours.resources),
+    ];
+    [
+        TOOLS_LIST_CHANGED,
+        PROMPTS_LIST_CHANGED,
+        RESOURCES_LIST_CHANGED,
+    ]
+    .into_iter()
+    .zip(follows)
+    .zip(differs)
+    .filter_map(|((method, follows), differs)| (follows && differs).then_some(method))
+}
+
 /// Whether an update of `updated` concerns a subscription to `subscribed`: the same URI, or
 /// a sub-resource of it (`subscribed` followed by `/`, `?` or `#`, or `subscribed` ending in
 /// `/`).
@@ -279,27 +303,16 @@ impl State {
                 }
                 ChangeEvent::ServerFingerprint(theirs) => {
                     let ours = self.fingerprints.clone();
-                    if tools && theirs.tools != ours.tools {
-                        self.list_changed(TOOLS_LIST_CHANGED);
-                    }
-                    if prompts && theirs.prompts != ours.prompts {
-                        self.list_changed(PROMPTS_LIST_CHANGED);
-                    }
-                    if resources && theirs.resources != ours.resources {
-                        self.list_changed(RESOURCES_LIST_CHANGED);
+                    for method in changed_lists([tools, prompts, resources], &ours, Some(theirs)) {
+                        self.list_changed(method);
                     }
                 }
                 _ => {}
             },
             Delivery::Resync => {
-                if tools {
-                    self.list_changed(TOOLS_LIST_CHANGED);
-                }
-                if prompts {
-                    self.list_changed(PROMPTS_LIST_CHANGED);
-                }
-                if resources {
-                    self.list_changed(RESOURCES_LIST_CHANGED);
+                let ours = self.fingerprints.clone();
+                for method in changed_lists([tools, prompts, resources], &ours, None) {
+                    self.list_changed(method);
                 }
                 for uri in self
                     .filter

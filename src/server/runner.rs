@@ -46,25 +46,10 @@ impl Server {
         self.run_with(id, meta, extensions, mrtr, false, make)
     }
 
-    /// [`run`](Self::run) for a legacy client's request, whose handler may put input
-    /// requests to its client on the request's own stream: the stream is always there.
-    pub(in crate::server) fn run_asking<T, F, Fut>(
-        &self,
-        id: RequestId,
-        meta: RequestMeta,
-        extensions: Extensions,
-        mrtr: Option<Retry>,
-        make: F,
-    ) -> Outcome
-    where
-        T: Serialize + StampResult + Send + 'static,
-        F: FnOnce(RequestContext) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T, Stop>> + Send + 'static,
-    {
-        self.run_with(id, meta, extensions, mrtr, true, make)
-    }
-
-    fn run_with<T, F, Fut>(
+    /// [`run`](Self::run), and for a legacy client's request (`streams`), whose handler may
+    /// put input requests to its client on the request's own stream: the stream is then
+    /// always there.
+    pub(in crate::server) fn run_with<T, F, Fut>(
         &self,
         id: RequestId,
         meta: RequestMeta,

@@ -24,19 +24,19 @@ fn run(args: &[&str]) -> (bool, String) {
     run_program(Command::new(node).arg(js).args(args).current_dir(root()))
 }
 
-/// Every scenario 2026-07-28 requires passes (the expected-failures list is empty); the suite
-/// fails the run for an unlisted failure or a listed scenario that passes.
-#[test]
-fn required_scenarios_pass() {
+/// `--requirements VERSION` against the reference binary, with the expected-failures file
+/// `baseline` (kept empty): the suite fails the run for an unlisted failure or a listed
+/// scenario that passes. Returns the suite's output.
+fn requirements(version: &str, baseline: &str, results: &str) -> String {
     let server = spawn_server(&["--fixtures", "conformance"]);
-    let baseline = root().join("tests/conformance/expected-failures.yml");
-    let results = root().join("target/conformance-results");
+    let baseline = root().join(baseline);
+    let results = root().join(results);
     let (ok, text) = run(&[
         "server",
         "--url",
         &server.url,
         "--requirements",
-        "2026-07-28",
+        version,
         "--expected-failures",
         baseline.to_str().unwrap(),
         "-o",
@@ -44,12 +44,12 @@ fn required_scenarios_pass() {
     ]);
     assert!(ok, "conformance suite failed:\n{text}");
     assert!(text.contains("Baseline check passed"), "{text}");
+    text
 }
 
-/// The whole suite at 2026-07-28 (`--suite all`), which includes the unscored header and
-/// JSON Schema scenarios, passes without a single failed check.
-#[test]
-fn the_whole_suite_passes_including_unscored_scenarios() {
+/// `--suite all --spec-version VERSION`: every scenario, unscored ones included, passes
+/// without a single failed check, `scenarios` among them.
+fn whole_suite(version: &str, scenarios: &[&str]) {
     let server = spawn_server(&["--fixtures", "conformance"]);
     let (ok, text) = run(&[
         "server",
@@ -58,15 +58,10 @@ fn the_whole_suite_passes_including_unscored_scenarios() {
         "--suite",
         "all",
         "--spec-version",
-        "2026-07-28",
+        version,
     ]);
     assert!(ok, "conformance suite failed:\n{text}");
-    for scenario in [
-        "http-header-validation",
-        "http-custom-header-server-validation",
-        "json-schema-2020-12",
-        "input-required-result-tampered-state",
-    ] {
+    for scenario in scenarios {
         assert!(
             text.contains(&format!("✓ {scenario}: ")),
             "{scenario} did not pass:\n{text}"
@@ -75,26 +70,40 @@ fn the_whole_suite_passes_including_unscored_scenarios() {
     assert!(text.contains(", 0 failed\n"), "{text}");
 }
 
+/// Every scenario 2026-07-28 requires passes (the expected-failures list is empty).
+#[test]
+fn required_scenarios_pass() {
+    requirements(
+        "2026-07-28",
+        "tests/conformance/expected-failures.yml",
+        "target/conformance-results",
+    );
+}
+
+/// The whole suite at 2026-07-28 (`--suite all`), which includes the unscored header and
+/// JSON Schema scenarios, passes without a single failed check.
+#[test]
+fn the_whole_suite_passes_including_unscored_scenarios() {
+    whole_suite(
+        "2026-07-28",
+        &[
+            "http-header-validation",
+            "http-custom-header-server-validation",
+            "json-schema-2020-12",
+            "input-required-result-tampered-state",
+        ],
+    );
+}
+
 /// Every scenario 2025-11-25 requires passes against the same URL the 2026 runs use, served
 /// to the suite's legacy (TypeScript SDK v1) client: an empty expected-failures list.
 #[test]
 fn required_legacy_scenarios_pass() {
-    let server = spawn_server(&["--fixtures", "conformance"]);
-    let baseline = root().join("tests/conformance/expected-failures-2025-11-25.yml");
-    let results = root().join("target/conformance-results-2025-11-25");
-    let (ok, text) = run(&[
-        "server",
-        "--url",
-        &server.url,
-        "--requirements",
+    let text = requirements(
         "2025-11-25",
-        "--expected-failures",
-        baseline.to_str().unwrap(),
-        "-o",
-        results.to_str().unwrap(),
-    ]);
-    assert!(ok, "conformance suite failed:\n{text}");
-    assert!(text.contains("Baseline check passed"), "{text}");
+        "tests/conformance/expected-failures-2025-11-25.yml",
+        "target/conformance-results-2025-11-25",
+    );
     assert!(text.contains("Running requirements 2025-11-25"), "{text}");
 }
 
@@ -102,28 +111,14 @@ fn required_legacy_scenarios_pass() {
 /// lifecycle, JSON Schema 2020-12, SSE polling), passes without a single failed check.
 #[test]
 fn the_whole_legacy_suite_passes_including_unscored_scenarios() {
-    let server = spawn_server(&["--fixtures", "conformance"]);
-    let (ok, text) = run(&[
-        "server",
-        "--url",
-        &server.url,
-        "--suite",
-        "all",
-        "--spec-version",
+    whole_suite(
         "2025-11-25",
-    ]);
-    assert!(ok, "conformance suite failed:\n{text}");
-    for scenario in [
-        "server-session-lifecycle",
-        "tools-call-sampling",
-        "tools-call-elicitation",
-        "elicitation-sep1330-enums",
-        "resources-subscribe",
-    ] {
-        assert!(
-            text.contains(&format!("✓ {scenario}: ")),
-            "{scenario} did not pass:\n{text}"
-        );
-    }
-    assert!(text.contains(", 0 failed\n"), "{text}");
+        &[
+            "server-session-lifecycle",
+            "tools-call-sampling",
+            "tools-call-elicitation",
+            "elicitation-sep1330-enums",
+            "resources-subscribe",
+        ],
+    );
 }

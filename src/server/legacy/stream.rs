@@ -28,7 +28,7 @@ use crate::protocol::legacy::LegacyNotification;
 use crate::protocol::{
     PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, TOOLS_LIST_CHANGED,
 };
-use crate::server::listen::{Slot, covers};
+use crate::server::listen::{Slot, changed_lists, covers};
 use crate::session::{SessionSettings, SessionStore};
 
 /// The lists a server can announce changes of.
@@ -86,16 +86,13 @@ impl State {
             .push_back(encode(RESOURCES_UPDATED, Some(Updated { uri })));
     }
 
-    fn all_lists(&mut self) {
+    /// The list-changed notifications owed for `theirs` (another replica's lists), or for
+    /// a resync (`None`).
+    fn lists_changed(&mut self, theirs: Option<&ListFingerprints>) {
         let l = self.s.lists;
-        if l.tools {
-            self.list_changed(TOOLS_LIST_CHANGED);
-        }
-        if l.prompts {
-            self.list_changed(PROMPTS_LIST_CHANGED);
-        }
-        if l.resources {
-            self.list_changed(RESOURCES_LIST_CHANGED);
+        let ours = self.s.fingerprints.clone();
+        for method in changed_lists([l.tools, l.prompts, l.resources], &ours, theirs) {
+            self.list_changed(method);
         }
     }
 
@@ -117,7 +114,7 @@ impl State {
         let event = match delivery {
             Delivery::Resync => {
                 self.reload().await;
-                self.all_lists();
+                self.lists_changed(None);
                 let uris: Vec<String> = self.s.settings.subscriptions.iter().cloned().collect();
                 for uri in uris {
                     self.updated(&uri);
@@ -137,18 +134,7 @@ impl State {
             {
                 self.updated(uri);
             }
-            ChangeEvent::ServerFingerprint(theirs) => {
-                let ours = self.s.fingerprints.clone();
-                if l.tools && theirs.tools != ours.tools {
-                    self.list_changed(TOOLS_LIST_CHANGED);
-                }
-                if l.prompts && theirs.prompts != ours.prompts {
-                    self.list_changed(PROMPTS_LIST_CHANGED);
-                }
-                if l.resources && theirs.resources != ours.resources {
-                    self.list_changed(RESOURCES_LIST_CHANGED);
-                }
-            }
+            ChangeEvent::ServerFingerprint(theirs) => self.lists_changed(Some(theirs)),
             ChangeEvent::SessionChanged { session } if *session == self.s.session.key => {
                 self.reload().await;
             }

@@ -70,7 +70,7 @@ impl Server {
                 get(ctx, handler, arguments)
             }),
             // A legacy client's call runs again, here, with each round of answers.
-            Some(asker) => self.run_asking(id, meta, extensions, retry, move |ctx| {
+            Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
                 asker.rounds(ctx, move |ctx| get(ctx, handler.clone(), arguments.clone()))
             }),
         })

@@ -58,7 +58,7 @@ impl Server {
                 read(ctx, handler, uri, vars)
             }),
             // A legacy client's call runs again, here, with each round of answers.
-            Some(asker) => self.run_asking(id, meta, extensions, retry, move |ctx| {
+            Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
                 asker.rounds(ctx, move |ctx| {
                     read(ctx, handler.clone(), uri.clone(), vars.clone())
                 })

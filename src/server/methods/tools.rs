@@ -133,7 +133,7 @@ impl Server {
                 invoke(handler, output, ctx, arguments)
             }),
             // A legacy client's call runs again, here, with each round of answers.
-            Some(asker) => self.run_asking(id, meta, extensions, retry, move |ctx| {
+            Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
                 asker.rounds(ctx, move |ctx| {
                     invoke(handler.clone(), output.clone(), ctx, arguments.clone())
                 })

@@ -16,7 +16,7 @@ use stateless_mcp::notify::Notifier;
 use stateless_mcp::session::{MemorySessionStore, SessionStore};
 use stateless_mcp::{Server, ServerBuilder, StateKeys};
 
-use super::{Exchange, TestServer, schema, sse_payloads, start};
+use super::{Exchange, TestServer, exchange, schema, sse_payloads, start};
 
 /// The protocol version legacy tests speak.
 pub const LEGACY_VERSION: &str = "2025-11-25";
@@ -189,22 +189,7 @@ impl LegacyClient {
         for (k, v) in &headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        let resp = req.send().await.expect("request sent");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let body = resp.text().await.expect("body read");
-        let ct = headers
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        let messages = legacy_messages(&ct, &body, method);
-        Exchange {
-            status,
-            headers,
-            body,
-            messages,
-        }
+        exchange(req, |ct, body| legacy_messages(ct, body, method)).await
     }
 
     /// POSTs one message of this session.

@@ -316,21 +316,30 @@ impl Client {
         for (k, v) in &headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        let resp = req.send().await.expect("request sent");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let body = resp.text().await.expect("body read");
-        let ct = headers
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        let messages = checked_messages(&ct, &body, method);
-        Exchange {
-            status,
-            headers,
-            body,
-            messages,
-        }
+        exchange(req, |ct, body| checked_messages(ct, body, method)).await
+    }
+}
+
+/// Sends `req` and reads the whole reply; `check` turns its content type and body into the
+/// messages, validated against the schema of their era.
+pub async fn exchange(
+    req: reqwest::RequestBuilder,
+    check: impl FnOnce(&str, &str) -> Vec<Value>,
+) -> Exchange {
+    let resp = req.send().await.expect("request sent");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = resp.text().await.expect("body read");
+    let ct = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let messages = check(&ct, &body);
+    Exchange {
+        status,
+        headers,
+        body,
+        messages,
     }
 }
