@@ -81,6 +81,17 @@ if [ -z "${MCP_SCHEMA_JSON:-}" ] && [ ! -f ../shared/spec/2026-07-28/schema.json
     exit 1
   }
 fi
+# The 2025-11-25 schema, which every message of a legacy session is validated against.
+if [ -z "${MCP_LEGACY_SCHEMA_JSON:-}" ] && [ ! -f ../shared/spec/2025-11-25/schema.json ] \
+   && [ ! -f target/mcp-schema/2025-11-25/schema.json ]; then
+  mkdir -p target/mcp-schema/2025-11-25
+  url="https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol/main/schema/2025-11-25/schema.json"
+  curl -fsSL --max-time 60 -o target/mcp-schema/2025-11-25/schema.json "$url" || {
+    rm -f target/mcp-schema/2025-11-25/schema.json
+    echo "could not fetch the MCP schema from $url; set MCP_LEGACY_SCHEMA_JSON to a copy of schema/2025-11-25/schema.json" >&2
+    exit 1
+  }
+fi
 
 log "cargo fmt --check"
 cargo fmt --all -- --check

@@ -346,18 +346,31 @@ async fn session_id_is_ignored_and_never_minted() {
     let x = list_with(&c, "mcp-session-id", Some("a-stale-session")).await;
     assert_tools_listed(&x);
     assert!(x.headers.get("mcp-session-id").is_none(), "{x:?}");
-    let x = c
-        .send(
+    // A bare notification (no version header, no `_meta`) with a session id is a legacy
+    // client's: an unknown session is 404 there. With legacy support off, it is accepted.
+    let cancelled = || {
+        (
             vec![
-                ("content-type".into(), "application/json".into()),
-                ("mcp-session-id".into(), "s".into()),
+                ("content-type".to_owned(), "application/json".to_owned()),
+                ("mcp-session-id".to_owned(), "s".to_owned()),
             ],
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": 1}})
             .to_string(),
-            None,
         )
-        .await;
+    };
+    let (h, body) = cancelled();
+    assert_eq!(c.send(h, body, None).await.status, 404);
+    let off = start(
+        stateless_mcp::fixtures::conformance(stateless_mcp::fixtures::demo(
+            stateless_mcp::Server::builder().legacy(false),
+        ))
+        .build()
+        .unwrap(),
+    )
+    .await;
+    let (h, body) = cancelled();
+    let x = Client::new(&off.url).send(h, body, None).await;
     assert_eq!(x.status, 202);
     assert!(x.headers.get("mcp-session-id").is_none(), "{x:?}");
 }

@@ -138,7 +138,9 @@ impl Server {
         Ok((session, settings))
     }
 
-    /// Handles one POST of a legacy client (see the [module docs](self)): `session_id` is
+    /// Handles one POST of a legacy client (see [legacy clients](crate#legacy-clients)):
+    /// `initialize` needs no session; anything else without `Mcp-Session-Id` is refused with
+    /// 400, and with one that names no live session of this caller with 404. `session_id` is
     /// its `Mcp-Session-Id`, `extensions` reach handlers as on the 2026 path.
     pub async fn handle_legacy(
         &self,

@@ -14,8 +14,10 @@ use crate::protocol::ErrorObject;
 use crate::server::{Listen, Outcome, Reply, Server};
 
 impl Server {
-    /// Opens the GET stream of the legacy session `session_id` (see the
-    /// [module docs](super)): `Err` carries the refusal to send (400, 404, 503).
+    /// Opens the GET stream of the legacy session `session_id`: list changes and the
+    /// session's subscribed resource updates announced on any replica, until the session is
+    /// deleted or expires, or the server drains. `Err` carries the refusal to send (400,
+    /// 404, 503).
     pub async fn open_legacy_stream(
         &self,
         session_id: Option<&str>,
