@@ -13,22 +13,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::cluster::{Cluster, ClusterOptions, metric};
+use crate::support::cluster::{Cluster, ClusterOptions, metric, replica_of};
 use crate::support::listen::{Listener, subscription_id};
 use crate::support::{Client, Exchange, checked_messages, with_meta};
 
 /// Prints one line of the narrative.
 macro_rules! say {
     ($($t:tt)*) => { println!("[scale-out] {}", format!($($t)*)) };
-}
-
-/// The replica that answered.
-fn replica_of(headers: &reqwest::header::HeaderMap) -> String {
-    headers
-        .get("x-mcp-replica")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_else(|| panic!("no x-mcp-replica header in {headers:?}"))
-        .to_owned()
 }
 
 /// Why a request through the load balancer got no MCP answer.

@@ -324,6 +324,15 @@ fn index(id: &str) -> usize {
         .unwrap_or_else(|| panic!("no replica {id}"))
 }
 
+/// The replica that answered (the `x-mcp-replica` response header).
+pub fn replica_of(headers: &reqwest::header::HeaderMap) -> String {
+    headers
+        .get("x-mcp-replica")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_else(|| panic!("no x-mcp-replica header in {headers:?}"))
+        .to_owned()
+}
+
 /// Polls `/readyz` until 200 (the bus is connected), for at most 30 s.
 pub async fn wait_ready(r: &ServerProcess) {
     for _ in 0..300 {
