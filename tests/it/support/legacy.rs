@@ -291,3 +291,58 @@ impl Deployment {
         start(self.builder().build().unwrap()).await
     }
 }
+
+impl LegacyClient {
+    /// The same session, sending to `url` (another replica, or the load balancer).
+    pub fn at(&self, url: &str) -> LegacyClient {
+        LegacyClient {
+            url: url.to_owned(),
+            ..self.clone()
+        }
+    }
+}
+
+impl LegacyStream {
+    /// Reads until the stream ends or breaks (the connection was cut), for at most `within`;
+    /// whether it did. Messages before the end are still checked.
+    pub async fn ends_within(&mut self, within: Duration) -> bool {
+        tokio::time::timeout(within, async {
+            while let Some(Ok(event)) = self.events.next().await {
+                if !event.data.is_empty() {
+                    let message: Value = serde_json::from_str(&event.data)
+                        .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {}", event.data));
+                    schema::check_legacy_message(&message, self.method.as_deref());
+                }
+            }
+        })
+        .await
+        .is_ok()
+    }
+}
+
+/// Checks every message an interop client recorded (one JSON object a line: `message`, and
+/// `answers`, the method of the request a response answers) against the 2025-11-25 schema,
+/// and that messages of each of the `expected` methods are among them.
+pub fn check_recorded_legacy_messages(file: &std::path::Path, expected: &[&str]) {
+    let text = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("the client recorded nothing at {}: {e}", file.display()));
+    let mut methods = std::collections::BTreeSet::new();
+    let mut count = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let record: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("a recorded line is not JSON ({e}): {line}"));
+        let message = &record["message"];
+        schema::check_legacy_message(message, record["answers"].as_str());
+        if let Some(m) = message["method"].as_str() {
+            methods.insert(m.to_owned());
+        }
+        count += 1;
+    }
+    for m in expected {
+        assert!(
+            methods.contains(*m),
+            "no {m} among the {count} recorded messages (methods seen: {methods:?})"
+        );
+    }
+    println!("{count} messages the client received are valid 2025-11-25 messages");
+}
