@@ -2,12 +2,17 @@
 //! tests/tools/package.json and run on the pinned Node 22) against the reference binary with
 //! the conformance fixtures: a `subscriptions/listen` stream that receives a tools
 //! list-changed event, and multi-round-trip tool calls fulfilled by the SDK's own handlers;
-//! and its `StdioClientTransport` spawning the binary with `--transport stdio`.
+//! and its `StdioClientTransport` spawning the binary with `--transport stdio`. The v1 client
+//! (`@modelcontextprotocol/sdk` 1.x) in a 2025-11-25 session, on one replica and through
+//! nginx across three: elicitation, sampling and roots requests answered by its handlers, a
+//! list change heard on its GET stream, `setLoggingLevel`, `terminateSession`.
 
 use std::process::Command;
 
 use std::path::PathBuf;
 
+use crate::support::cluster::{Cluster, ClusterOptions, TempDir};
+use crate::support::legacy::check_recorded_legacy_messages;
 use crate::support::process::{node, root, run_interop_client, spawn_server, tool};
 
 /// The installed `@modelcontextprotocol/client` package.
@@ -41,4 +46,50 @@ fn typescript_sdk_stdio_client_transport_spawns_the_reference_server() {
             .args(["--transport", "stdio", "--fixtures", "conformance"]),
         "TypeScript SDK stdio interop",
     );
+}
+
+/// Runs `tests/interop/typescript/legacy.mjs URL` (the TypeScript SDK v1 in a 2025-11-25
+/// session), asserts every step passed, and checks every message the SDK received against
+/// the 2025-11-25 schema.
+fn run_typescript_legacy_client(url: &str) {
+    let sdk = tool(
+        "MCP_TEST_TS_SDK_V1",
+        "target/test-tools/node/node_modules/@modelcontextprotocol/sdk",
+        "the TypeScript SDK v1 @modelcontextprotocol/sdk",
+    );
+    let dir = TempDir::new("ts-legacy");
+    let record = dir.path().join("received.jsonl");
+    run_interop_client(
+        Command::new(node())
+            .arg(root().join("tests/interop/typescript/legacy.mjs"))
+            .arg(url)
+            .arg(&record)
+            .arg(sdk),
+        "TypeScript SDK v1 legacy interop",
+    );
+    check_recorded_legacy_messages(
+        &record,
+        &[
+            "elicitation/create",
+            "sampling/createMessage",
+            "roots/list",
+            "notifications/tools/list_changed",
+            "notifications/message",
+        ],
+    );
+}
+
+#[test]
+fn typescript_sdk_v1_client_runs_a_legacy_session() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    run_typescript_legacy_client(&server.url);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_sdk_v1_client_runs_a_legacy_session_across_three_replicas() {
+    let cluster = Cluster::start(ClusterOptions::default()).await;
+    let url = cluster.nginx.url.clone();
+    tokio::task::spawn_blocking(move || run_typescript_legacy_client(&url))
+        .await
+        .unwrap();
 }
