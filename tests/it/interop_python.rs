@@ -2,20 +2,65 @@
 //! drives the reference binary: discover, list, call, read, get, an unsupported version;
 //! and, against the conformance fixtures, multi-round-trip requests answered through the
 //! SDK's own elicitation/sampling/roots callbacks and `subscriptions/listen` streams; and the
-//! SDK's stdio client spawning the binary with `--transport stdio`.
+//! SDK's stdio client spawning the binary with `--transport stdio`. In its legacy mode
+//! (`mode="legacy"`, a 2025-11-25 session), on one replica and through nginx across three:
+//! initialize, list, call, elicitation/sampling/roots callbacks, setLevel and log messages,
+//! subscribe, a list change on its GET stream, DELETE on close.
 
+use std::path::Path;
 use std::process::Command;
 
+use crate::support::cluster::{Cluster, ClusterOptions, TempDir};
+use crate::support::legacy::check_recorded_legacy_messages;
 use crate::support::process::{ServerProcess, python, root, run_interop_client, spawn_server};
+
+/// Runs `tests/interop/python/<script> URL [extra]` and asserts every step passed.
+fn run_python_script(script: &str, url: &str, extra: Option<&Path>) {
+    let mut cmd = Command::new(python());
+    cmd.arg(root().join("tests/interop/python").join(script))
+        .arg(url);
+    if let Some(extra) = extra {
+        cmd.arg(extra);
+    }
+    run_interop_client(&mut cmd, &format!("Python SDK interop ({script})"));
+}
 
 /// Runs `tests/interop/python/<script> URL` and asserts every step passed.
 fn run_python_client(script: &str, server: &ServerProcess) {
-    run_interop_client(
-        Command::new(python())
-            .arg(root().join("tests/interop/python").join(script))
-            .arg(&server.url),
-        &format!("Python SDK interop ({script})"),
+    run_python_script(script, &server.url, None);
+}
+
+/// Runs `client_legacy.py URL RECORD` and checks every message the SDK received against the
+/// 2025-11-25 schema.
+fn run_python_legacy_client(url: &str) {
+    let dir = TempDir::new("py-legacy");
+    let record = dir.path().join("received.jsonl");
+    run_python_script("client_legacy.py", url, Some(&record));
+    check_recorded_legacy_messages(
+        &record,
+        &[
+            "elicitation/create",
+            "sampling/createMessage",
+            "roots/list",
+            "notifications/message",
+            "notifications/tools/list_changed",
+        ],
     );
+}
+
+#[test]
+fn python_sdk_client_runs_a_legacy_session() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    run_python_legacy_client(&server.url);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_client_runs_a_legacy_session_across_three_replicas() {
+    let cluster = Cluster::start(ClusterOptions::default()).await;
+    let url = cluster.nginx.url.clone();
+    tokio::task::spawn_blocking(move || run_python_legacy_client(&url))
+        .await
+        .unwrap();
 }
 
 #[test]
