@@ -34,6 +34,7 @@ mod robustness;
 mod rolling_deploy;
 mod runner;
 mod scale_out;
+mod scale_out_legacy;
 mod session_store;
 mod single_use;
 mod stdio;
