@@ -19,7 +19,7 @@ mod procs;
 
 use std::time::{Duration, Instant};
 
-use procs::{Caller, arg, listen, percentile, redis, replica, wait_for};
+use procs::{Caller, arg, listen, redis, replica, report, wait_for};
 
 const WATCH: &str = r#"{"resourceSubscriptions":["test://watched-resource"]}"#;
 
@@ -43,19 +43,6 @@ async fn measure(from: u16, to: u16, events: usize, warmup: usize) -> Vec<Durati
     samples
 }
 
-fn report(what: &str, samples: &[Duration]) {
-    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
-    println!(
-        "{what}: {} events: p50 {:.0?}  p90 {:.0?}  p99 {:.0?}  max {:.0?}  (mean {:.0?})",
-        samples.len(),
-        percentile(samples, 50.0),
-        percentile(samples, 90.0),
-        percentile(samples, 99.0),
-        samples[samples.len() - 1],
-        mean
-    );
-}
-
 #[tokio::main]
 async fn main() {
     let events: usize = arg("--events", 2000);
@@ -67,12 +54,16 @@ async fn main() {
     let a = replica(&[&bus[..], &["--replica-id", "A"]].concat()).await;
     let b = replica(&[&bus[..], &["--replica-id", "B"]].concat()).await;
     let cross = measure(a.port, b.port, events, warmup).await;
-    report("redis bus, call on A -> event on B", &cross);
+    report("redis bus, call on A -> event on B", "events", &cross);
     let same = measure(b.port, b.port, events, warmup).await;
-    report("redis bus, call on B -> event on B", &same);
+    report("redis bus, call on B -> event on B", "events", &same);
     drop((a, b, redis));
 
     let solo = replica(&["--bus", "memory"]).await;
     let local = measure(solo.port, solo.port, events, warmup).await;
-    report("memory bus, call and event on one replica", &local);
+    report(
+        "memory bus, call and event on one replica",
+        "events",
+        &local,
+    );
 }

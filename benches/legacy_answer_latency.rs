@@ -21,7 +21,7 @@ mod procs;
 
 use std::time::{Duration, Instant};
 
-use procs::{arg, percentile, redis, replica};
+use procs::{arg, redis, replica, report};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
@@ -187,19 +187,6 @@ async fn measure(
     samples
 }
 
-fn report(what: &str, samples: &[Duration]) {
-    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
-    println!(
-        "{what}: {} answers: p50 {:.2?}  p90 {:.2?}  p99 {:.2?}  max {:.2?}  (mean {:.2?})",
-        samples.len(),
-        percentile(samples, 50.0),
-        percentile(samples, 90.0),
-        percentile(samples, 99.0),
-        samples[samples.len() - 1],
-        mean
-    );
-}
-
 #[tokio::main]
 async fn main() {
     let rounds: usize = arg("--rounds", 1000);
@@ -219,13 +206,13 @@ async fn main() {
     let b = replica(&[&shared[..], &["--replica-id", "B"]].concat()).await;
     let session = initialize(a.port).await;
     let cross = measure(&session, a.port, b.port, rounds, warmup).await;
-    report("redis, call on A, answer POSTed to B", &cross);
+    report("redis, call on A, answer POSTed to B", "answers", &cross);
     let same = measure(&session, a.port, a.port, rounds, warmup).await;
-    report("redis, call on A, answer POSTed to A", &same);
+    report("redis, call on A, answer POSTed to A", "answers", &same);
     drop((a, b, redis));
 
     let solo = replica(&["--bus", "memory"]).await;
     let session = initialize(solo.port).await;
     let local = measure(&session, solo.port, solo.port, rounds, warmup).await;
-    report("memory bus and store, one replica", &local);
+    report("memory bus and store, one replica", "answers", &local);
 }

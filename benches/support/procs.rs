@@ -276,3 +276,17 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p / 100.0).round() as usize;
     sorted[i.min(sorted.len() - 1)]
 }
+
+/// Prints `what: N <noun>: p50 … p90 … p99 … max … (mean …)` for sorted samples.
+pub fn report(what: &str, noun: &str, sorted: &[Duration]) {
+    let mean = sorted.iter().sum::<Duration>() / sorted.len() as u32;
+    println!(
+        "{what}: {} {noun}: p50 {:.2?}  p90 {:.2?}  p99 {:.2?}  max {:.2?}  (mean {:.2?})",
+        sorted.len(),
+        percentile(sorted, 50.0),
+        percentile(sorted, 90.0),
+        percentile(sorted, 99.0),
+        sorted[sorted.len() - 1],
+        mean
+    );
+}
