@@ -53,7 +53,6 @@ SDK notes (mcp 2.3.0):
 from __future__ import annotations
 
 import json
-import logging
 import sys
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -66,7 +65,7 @@ import mcp_types as types
 from mcp import Client
 
 import interop_common
-from interop_common import TIMEOUT_S, check, describe, net, run_in_session
+from interop_common import TIMEOUT_S, check, collect_sdk_warnings, describe, net, run_in_session
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
@@ -182,20 +181,6 @@ class RecordingTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-class SdkWarnings(logging.Handler):
-    """Collects what the SDK logs at WARNING or above, e.g. a message that failed validation."""
-
-    def __init__(self, sink: list[str]) -> None:
-        super().__init__(logging.WARNING)
-        self.sink = sink
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if record.exc_info and record.exc_info[1] is not None:
-            text += f" ({describe(record.exc_info[1])})"
-        self.sink.append(f"{record.name}: {text}")
-
-
 # The SDK warns that setLevel and subscribe are gone in 2026-07-28; this client uses them on
 # purpose, as legacy hosts do.
 warnings.filterwarnings("ignore", message=r".*(deprecated|removed) as of 2026-07-28")
@@ -213,9 +198,7 @@ class Run:
         self.received: list[dict[str, Any]] = []  # every server message the SDK got
         self.session_id: str | None = None
         self.sdk_errors: list[str] = []
-        sdk_logger = logging.getLogger("mcp")
-        sdk_logger.addHandler(SdkWarnings(self.sdk_errors))
-        sdk_logger.propagate = False
+        collect_sdk_warnings(self.sdk_errors)
 
     def record(self, step: str, reason: str | None) -> None:
         self.results[step] = reason

@@ -52,57 +52,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { CheckFailed, TIMEOUT_MS, check, describe, net, onlyText, sleep, summarize, until } from './common.mjs';
+
 const PROTOCOL_VERSION = '2025-11-25';
-const TIMEOUT_MS = 10_000;
 const MAX_PAGES = 50;
 const OVERALL_TIMEOUT_MS = 120_000;
 const USER_NAME = 'Ada Lovelace';
 const SAMPLING_MODEL = 'interop-model';
 const ROOTS = [{ uri: 'file:///work/project', name: 'project' }, { uri: 'file:///work/notes' }];
-
-class CheckFailed extends Error {}
-
-function check(cond, reason) {
-    if (!cond) throw new CheckFailed(reason);
-}
-
-/** Resolves with `promise`, or rejects after the 10 s timeout. */
-function net(promise, what = 'call') {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new CheckFailed(`${what} timed out after ${TIMEOUT_MS / 1000}s`)), TIMEOUT_MS);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Polls `cond` every 10 ms until it holds, under the 10 s timeout. */
-function until(cond, what) {
-    return net(
-        new Promise(done => {
-            const tick = () => (cond() ? done() : setTimeout(tick, 10));
-            tick();
-        }),
-        what
-    );
-}
-
-const sleep = ms => new Promise(done => setTimeout(done, ms));
-
-function describe(err) {
-    if (err instanceof CheckFailed) return err.message;
-    const code = err?.code !== undefined ? ` code=${JSON.stringify(err.code)}` : '';
-    const data = err?.data !== undefined ? ` data=${JSON.stringify(err.data)}` : '';
-    const text = `${err?.name ?? 'Error'}${code}: ${String(err?.message ?? err)}${data}`.replace(/\s+/g, ' ');
-    return text.length > 300 ? `${text.slice(0, 300)}...` : text;
-}
-
-function onlyText(result, what) {
-    check(!result.isError, `${what}: isError=true: ${JSON.stringify(result.content)}`);
-    const blocks = result.content ?? [];
-    check(blocks.length === 1, `${what}: expected 1 content block, got ${JSON.stringify(blocks)}`);
-    check(blocks[0].type === 'text', `${what}: content block is not text: ${JSON.stringify(blocks[0])}`);
-    return blocks[0].text;
-}
 
 /** The ESM module `sub` (a path under dist/esm) of the package in `dir`. */
 async function loadModule(dir, sub) {
@@ -532,13 +489,10 @@ class Run {
     }
 }
 
-function summarize(run, recordFile) {
-    writeFileSync(recordFile, run.received.map(r => JSON.stringify({ answers: r.answers, via: r.via, message: r.message })).join('\n') + '\n');
-    const reasons = [...run.results.values()];
-    const passed = reasons.filter(r => r === null).length;
-    const failed = reasons.length - passed;
-    console.log(`${passed} passed, ${failed} failed`);
-    return failed === 0 && passed > 0 ? 0 : 1;
+/** Writes what the server sent to the SDK to `recordFile`, one JSON object a line. */
+function writeRecord(run, recordFile) {
+    const lines = run.received.map(r => JSON.stringify({ answers: r.answers, via: r.via, message: r.message }));
+    writeFileSync(recordFile, lines.join('\n') + '\n');
 }
 
 async function main(argv) {
@@ -568,7 +522,8 @@ async function main(argv) {
         for (const name of run.order) {
             if (!run.results.has(name)) run.record(name, `run aborted: whole run exceeded ${OVERALL_TIMEOUT_MS / 1000}s`);
         }
-        process.exit(summarize(run, argv[1]));
+        writeRecord(run, argv[1]);
+        process.exit(summarize(run));
     }, OVERALL_TIMEOUT_MS);
     try {
         await run.run();
@@ -579,7 +534,8 @@ async function main(argv) {
     }
     await run.closeAll();
     clearTimeout(overall);
-    return summarize(run, argv[1]);
+    writeRecord(run, argv[1]);
+    return summarize(run);
 }
 
 process.exitCode = await main(process.argv.slice(2));
