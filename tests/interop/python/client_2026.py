@@ -51,13 +51,12 @@ import mcp_types as types
 from mcp import Client, MCPError
 
 import interop_common
-from interop_common import TIMEOUT_S, CheckFailed, check, describe, net, run_in_session
+from interop_common import TIMEOUT_S, CheckFailed, all_tools, check, describe, net, run_in_session
 
 PROTOCOL_VERSION = "2026-07-28"
 UNSUPPORTED_VERSION = "1900-01-01"
 UNSUPPORTED_PROTOCOL_VERSION_CODE = -32022
 ECHO_TEXT = "hello from python"
-MAX_PAGES = 50
 OVERALL_TIMEOUT_S = 180.0
 
 T = TypeVar("T")
@@ -94,16 +93,7 @@ class Run:
         client.session.adopt(result)
 
     async def step_list_tools(self, client: Client) -> None:
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await net(client.list_tools(cursor=cursor))
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        else:
-            raise CheckFailed(f"tools/list still paginating after {MAX_PAGES} pages")
+        tools = await all_tools(client)
         self.tools = tools
         names = [t.name for t in tools]
         check("echo" in names, f"`echo` not in tools/list: {names!r}")

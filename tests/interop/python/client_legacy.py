@@ -65,7 +65,7 @@ import mcp_types as types
 from mcp import Client
 
 import interop_common
-from interop_common import TIMEOUT_S, check, collect_sdk_warnings, describe, net, run_in_session
+from interop_common import TIMEOUT_S, all_tools, check, collect_sdk_warnings, describe, net, only_text, run_in_session
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
@@ -79,16 +79,6 @@ ROOTS = [
 ]
 WATCHED_RESOURCE = "test://watched-resource"
 SESSION_HEADER = "mcp-session-id"
-MAX_PAGES = 50
-
-
-def only_text(blocks: list[Any], what: str) -> str:
-    """The text of a single text content block."""
-    check(len(blocks) == 1, f"{what}: expected 1 content block, got {len(blocks)}: {blocks!r}")
-    block = blocks[0]
-    check(isinstance(block, types.TextContent), f"{what}: content block is not text: {block!r}")
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 def sse_payloads(text: str) -> list[str]:
@@ -334,15 +324,7 @@ class Run:
 
     async def step_list_tools(self, client: Client) -> None:
         start = len(self.wire)
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await net(client.list_tools(cursor=cursor))
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        check(cursor is None, f"tools/list had more than {MAX_PAGES} pages")
+        tools = await all_tools(client)
         names = [t.name for t in tools]
         for name in ("test_simple_text", "test_input_required_result_elicitation", "test_logging_tool"):
             check(name in names, f"tools/list lacks {name}: {names!r}")

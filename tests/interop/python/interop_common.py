@@ -11,9 +11,11 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 import anyio
-from mcp import MCPError
+import mcp_types as types
+from mcp import Client, MCPError
 
 TIMEOUT_S = 10.0
+MAX_PAGES = 50
 
 T = TypeVar("T")
 
@@ -51,6 +53,28 @@ def describe(exc: BaseException) -> str:
     if len(text) > 300:
         text = text[:300] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def only_text(blocks: list[Any], what: str) -> str:
+    """The text of a single text content block."""
+    check(len(blocks) == 1, f"{what}: expected 1 content block, got {len(blocks)}: {blocks!r}")
+    block = blocks[0]
+    check(isinstance(block, types.TextContent), f"{what}: content block is not text: {block!r}")
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def all_tools(client: Client) -> list[types.Tool]:
+    """Every page of tools/list (at most MAX_PAGES), each call under the timeout."""
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await net(client.list_tools(cursor=cursor))
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            return tools
+    raise CheckFailed(f"tools/list still paginating after {MAX_PAGES} pages")
 
 
 class SdkWarnings(logging.Handler):

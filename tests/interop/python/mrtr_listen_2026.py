@@ -71,7 +71,7 @@ import mcp_types as types
 from mcp import Client
 
 import interop_common
-from interop_common import TIMEOUT_S, CheckFailed, check, describe, net, run_in_session
+from interop_common import TIMEOUT_S, CheckFailed, check, describe, net, only_text, run_in_session
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
@@ -91,15 +91,6 @@ ROOTS = [
 WATCHED_RESOURCE = "test://watched-resource"
 
 T = TypeVar("T")
-
-
-def only_text(blocks: list[Any], what: str) -> str:
-    """The text of a single text content block."""
-    check(len(blocks) == 1, f"{what}: expected 1 content block, got {len(blocks)}: {blocks!r}")
-    block = blocks[0]
-    check(isinstance(block, types.TextContent), f"{what}: content block is not text: {block!r}")
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 class Run:
