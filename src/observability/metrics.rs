@@ -12,9 +12,9 @@
 //!
 //! | metric | type | labels | emitted by |
 //! |---|---|---|---|
-//! | [`REQUESTS_TOTAL`] | counter | `method`, `name`, `outcome` | the HTTP endpoint, once per POST |
-//! | [`REQUEST_DURATION_SECONDS`] | histogram | `method`, `name`, `outcome` | the HTTP endpoint |
-//! | [`REQUESTS_IN_FLIGHT`] | gauge | — | the HTTP endpoint |
+//! | [`REQUESTS_TOTAL`] | counter | `method`, `name`, `outcome` | `Server::handle` (every transport), once per message; the HTTP endpoint for what it refuses before |
+//! | [`REQUEST_DURATION_SECONDS`] | histogram | `method`, `name`, `outcome` | `Server::handle` (every transport) |
+//! | [`REQUESTS_IN_FLIGHT`] | gauge | — | `Server::handle` (every transport) |
 //! | [`LISTEN_STREAMS_OPEN`] | gauge | — | `subscriptions/listen` streams |
 //! | [`NOTIFICATIONS_PUBLISHED_TOTAL`] | counter | `kind` | the notification bus, per event published |
 //! | [`NOTIFICATIONS_DELIVERED_TOTAL`] | counter | `kind` | listen streams, per notification written |
@@ -34,8 +34,9 @@
 //! came before JSON-RPC (`forbidden`, `method_not_allowed`, `not_acceptable`,
 //! `unsupported_media_type`, `payload_too_large`, `bad_request`, `http_error`).
 //! `name` is the tool name for `tools/call`, the prompt name for `prompts/get`, empty
-//! otherwise. `method` is the MCP method, `_other` for anything unknown, empty when the
-//! request had no readable `Mcp-Method`.
+//! otherwise. `method` is the MCP method (from `Mcp-Method` over HTTP, from the body on
+//! transports without headers), `_other` for anything unknown, empty when it could not be
+//! read.
 
 use std::sync::OnceLock;
 use std::time::Duration;

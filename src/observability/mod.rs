@@ -19,8 +19,8 @@
 //!   info` skips it (no work at all), and `--log info,stateless_mcp::observability=debug`
 //!   turns it on (with the trace ids on every line of the request).
 //! - **Metrics.** [`metrics`] names every metric and its labels and has one `record_*`
-//!   function per event; the HTTP endpoint records request counts, durations and in-flight
-//!   requests. With the `prometheus` feature, `PrometheusMetrics` installs the exporter and
+//!   function per event; `Server::handle` records request counts, durations and in-flight
+//!   requests for every transport (HTTP, stdio, in-process). With the `prometheus` feature, `PrometheusMetrics` installs the exporter and
 //!   serves the text format.
 //! - **Health.** [`Readiness`] (draining + named conditions) and [`health_router`]
 //!   (`/healthz`, `/readyz`).

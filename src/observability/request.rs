@@ -1,9 +1,9 @@
 //! One span and one set of metrics per MCP request.
 //!
-//! The transport opens a [`RequestProbe`] when a request arrives: it creates the request's
-//! span (fields named after the OpenTelemetry MCP semantic conventions, filled in by
-//! [`on_request`] once dispatch has read the body) and counts the request in flight. The
-//! probe records the request's outcome and duration when the final response is produced, or
+//! `Server::handle` opens a [`RequestProbe`] for every message, whatever the transport: it
+//! creates the request's span (fields named after the OpenTelemetry MCP semantic
+//! conventions, filled in by [`on_request`] once dispatch has read the body) and counts the
+//! request in flight. The probe records the request's outcome and duration when the final response is produced, or
 //! `cancelled` when the client goes away first.
 //!
 //! Arguments, results and credentials are never recorded.
@@ -189,6 +189,23 @@ impl RequestProbe {
     /// The request's span.
     pub fn span(&self) -> &Span {
         &self.span
+    }
+
+    /// Labels the request from its body, for a transport without mirrored headers: the
+    /// method, and for `tools/call` and `prompts/get` the name (`name`, raw JSON).
+    pub(crate) fn label(
+        &mut self,
+        observer: &RequestObserver,
+        method: &str,
+        name: Option<&RawValue>,
+    ) {
+        if let Some(f) = self.finish.as_mut() {
+            let name = match method {
+                TOOLS_CALL | PROMPTS_GET => string(name),
+                _ => None,
+            };
+            f.series = observer.series(Some(method), name.as_deref());
+        }
     }
 
     /// Records `outcome` now, unless an outcome was already recorded or handed to

@@ -340,6 +340,10 @@ impl ServerBuilder {
                 .map_err(Error::internal_from)?;
         let lists = Lists::build(&registry, self.page_size, self.list_cache, &result_meta);
         let fingerprints = Arc::new(lists.fingerprints());
+        let observer = crate::observability::RequestObserver::new(
+            registry.tools.iter().map(|t| t.tool.name.as_str()),
+            registry.prompts.iter().map(|p| p.prompt.name.as_str()),
+        );
         Ok(Server {
             inner: Arc::new(Inner {
                 registry,
@@ -365,6 +369,7 @@ impl ServerBuilder {
                 listeners: Listeners::new(self.listen_limits, fingerprints),
                 states: Arc::new(self.states),
                 legacy,
+                observer,
             }),
         })
     }

@@ -131,6 +131,14 @@ fn raw_view(raw: Option<&RawValue>) -> Result<(Option<&RawValue>, ParamsView<'_>
 }
 
 impl<'a> Params<'a> {
+    /// `params.name`, raw, when the one-pass read found it.
+    pub(super) fn name(&self) -> Option<&'a RawValue> {
+        match self {
+            Params::Read(Some(view)) => view.name,
+            _ => None,
+        }
+    }
+
     /// The params members and the validated `_meta` (`-32602` when params is not an object,
     /// `_meta` is missing or invalid).
     pub(super) fn read(self) -> Result<(ParamsView<'a>, RequestMeta), ErrorObject> {

@@ -24,6 +24,7 @@ use super::listen::{self, Honoured};
 use super::mirror::MirroredHeaders;
 use super::outcome::Outcome;
 use super::reply::Reply;
+use crate::observability::RequestProbe;
 use crate::protocol::methods::{self, *};
 use crate::protocol::strict::json_str;
 use crate::protocol::{ErrorObject, IdField, RequestId, RequestMeta};
@@ -50,16 +51,14 @@ fn not_advertised(method: &str, capability: &str) -> ErrorObject {
 }
 
 impl Server {
-    /// Handles one incoming message: the whole validation ladder, then the method.
-    ///
-    /// `mirror` carries the values of the transport's mirrored headers (`None` for a
-    /// transport without headers, e.g. stdio); `extensions` reach handlers through
-    /// [`RequestContext::extensions`](crate::RequestContext::extensions).
-    pub fn handle(
+    /// The whole validation ladder, then the method (for [`Server::handle`], which observes
+    /// it). Without mirrored headers the request's metrics are labelled from its body here.
+    pub(super) fn dispatch(
         &self,
         body: &Bytes,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
+        probe: &mut RequestProbe,
     ) -> Outcome {
         let msg = match envelope::read(body) {
             Ok(m) => m,
@@ -102,6 +101,9 @@ impl Server {
             }
             IdField::Valid(id) => id,
         };
+        if mirror.is_none() {
+            probe.label(&self.inner.observer, &method, msg.params.name());
+        }
         match self.route(body, &id, &method, msg.params, mirror, extensions) {
             Ok(outcome) => outcome,
             Err(e) => Outcome::error(Some(id), e),

@@ -28,6 +28,7 @@ mod lists;
 mod methods;
 mod mirror;
 mod mrtr;
+mod observed;
 mod outcome;
 mod reply;
 mod runner;
@@ -74,6 +75,8 @@ pub(crate) struct Inner {
     pub(crate) listeners: listen::Listeners,
     pub(crate) states: Arc<crate::handler::state::States>,
     pub(crate) legacy: legacy::Legacy,
+    /// Opens each request's span and metrics series (labels from the frozen registry).
+    pub(crate) observer: crate::observability::RequestObserver,
 }
 
 impl std::fmt::Debug for Server {

@@ -464,3 +464,39 @@ fn http_only_settings_are_refused_on_stdio() {
     assert!(!status.success(), "{text}");
     assert!(text.contains("over stdio"), "{text}");
 }
+
+#[tokio::test]
+async fn stdio_requests_are_observed_like_http_ones() {
+    let mut c = StdioClient::spawn(&["--log-format", "json", "--log", "stateless_mcp=debug"]);
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let params = json!({"name": "echo", "arguments": {"text": "observed"},
+        "_meta": {"traceparent": format!("00-{trace}-00f067aa0ba902b7-01")}});
+    c.request(json!("seen"), "tools/call", params).await;
+    c.request(json!("bad"), "tools/call", call("no_such_tool", json!({})))
+        .await;
+    c.close_stdin().await;
+    assert_eq!(c.expect_end().await.len(), 2);
+    assert!(c.exit_status().await.success());
+    let finished = |id: &str| {
+        c.stderr_lines()
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| {
+                v["fields"]["message"] == "request finished"
+                    && v["span"]["jsonrpc.request.id"] == id
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "no `request finished` line for {id}: {:#?}",
+                    c.stderr_lines()
+                )
+            })
+    };
+    let seen = finished("seen");
+    assert_eq!(seen["span"]["name"], "mcp.request");
+    assert_eq!(seen["span"]["mcp.method.name"], "tools/call");
+    assert_eq!(seen["span"]["gen_ai.tool.name"], "echo");
+    assert_eq!(seen["span"]["trace_id"], trace);
+    assert_eq!(seen["fields"]["outcome"], "ok");
+    assert_eq!(finished("bad")["fields"]["outcome"], "invalid_params");
+}

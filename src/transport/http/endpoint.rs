@@ -21,8 +21,8 @@ use super::rejection::{
 };
 use super::{headers, legacy, negotiate, reply};
 use crate::observability::metrics::{self, Refusal, RequestOutcome};
-use crate::observability::{RequestObserver, RequestProbe, traceparent_header};
-use crate::server::{Era, MirroredHeaders, Outcome, Reply, Running, Server, classify};
+use crate::observability::{RequestProbe, traceparent_header};
+use crate::server::{Era, MirroredHeaders, Outcome, Running, Server, classify};
 
 /// Everything the endpoint needs, shared by all requests.
 pub(crate) struct Endpoint {
@@ -31,8 +31,6 @@ pub(crate) struct Endpoint {
     pub(crate) hosts: AllowList,
     pub(crate) origins: AllowList,
     pub(crate) keep_alive: Duration,
-    /// Opens each request's span and metrics.
-    pub(crate) observer: RequestObserver,
     /// Cancelled when the server stops accepting connections: long-lived streams
     /// (`subscriptions/listen`) must end on it so the process can drain.
     pub(crate) shutdown: CancellationToken,
@@ -59,13 +57,6 @@ impl Endpoint {
             server.close_listen_streams();
         });
     }
-}
-
-/// The outcome label of a final reply.
-fn outcome_of(reply: &Reply) -> RequestOutcome {
-    reply
-        .error_code
-        .map_or(RequestOutcome::Ok, RequestOutcome::Error)
 }
 
 fn too_large(limit: usize) -> Response {
@@ -108,101 +99,101 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
     InFlightLimit::hold(observed(&ep, request).await, slot)
 }
 
-/// Observes the request (span, metrics) around [`process`], labelled from its mirrored
-/// `Mcp-Method` and `Mcp-Name` headers (read once, for the labels and for dispatch).
+/// [`process`], recording a request it refuses before dispatch (dispatch observes the rest;
+/// see [`Server::handle`]), labelled from its mirrored `Mcp-Method` and `Mcp-Name` headers
+/// (read once, for the labels and for dispatch).
 async fn observed(ep: &Endpoint, request: Request) -> Response {
     let mirror = headers::mirrored(request.headers());
-    let mut probe = ep
-        .observer
-        .start_labelled(mirror.method.value(), mirror.name.value());
-    let span = probe.span().clone();
-    let response = process(ep, request, mirror, &mut probe)
-        .instrument(span)
-        .await;
-    // Only an HTTP rejection is still unrecorded here.
-    probe.finish(RequestOutcome::Rejected(response.status().as_u16()));
-    response
+    match process(ep, request, &mirror).await {
+        Ok(response) => response,
+        Err(refused) => {
+            ep.server
+                .record_rejection(&mirror, refused.status().as_u16());
+            refused
+        }
+    }
 }
 
-/// `Host`/`Origin` → 403, method → 405, `Accept` → 406, `Content-Type` → 415, size → 413,
-/// then the JSON-RPC ladder in [`Server::handle`].
+/// `Host`/`Origin` → 403, method → 405, `Accept` → 406, `Content-Type` → 415, size → 413
+/// (`Err`: refused before dispatch), then the JSON-RPC ladder in [`Server::handle`].
 async fn process(
     ep: &Endpoint,
     request: Request,
-    mirror: MirroredHeaders,
-    probe: &mut RequestProbe,
-) -> Response {
+    mirror: &MirroredHeaders,
+) -> Result<Response, Response> {
     let (parts, body) = request.into_parts();
     let authority = parts.uri.authority().map(|a| a.as_str());
     if let Err(why) = guard::check(&parts.headers, authority, &ep.hosts, &ep.origins) {
         tracing::debug!(%why, "refused by the Host/Origin allowlist");
-        return ForbiddenOrigin(format!("Forbidden: {why}")).into_response();
+        return Err(ForbiddenOrigin(format!("Forbidden: {why}")).into_response());
     }
     let legacy = ep.server.legacy_enabled();
     let session = if legacy {
         match legacy::session_id(&parts.headers) {
             Ok(s) => s,
-            Err(why) => return legacy::bad_session(&why),
+            Err(why) => return Err(legacy::bad_session(&why)),
         }
     } else {
         None
     };
     if parts.method != Method::POST {
-        return match (session, &parts.method) {
-            (Some(s), &Method::GET) => legacy::stream(ep, &parts, s, probe).await,
-            (Some(s), &Method::DELETE) => legacy::end(ep, &parts, s, probe).await,
-            _ => MethodNotAllowed.into_response(),
+        let mut probe = ep.server.start_probe(mirror);
+        let span = probe.span().clone();
+        let response = match (session, &parts.method) {
+            (Some(s), &Method::GET) => {
+                legacy::stream(ep, &parts, s, &mut probe)
+                    .instrument(span)
+                    .await
+            }
+            (Some(s), &Method::DELETE) => {
+                legacy::end(ep, &parts, s, &mut probe)
+                    .instrument(span)
+                    .await
+            }
+            _ => return Err(MethodNotAllowed.into_response()),
         };
+        return Ok(observed_legacy(response, probe));
     }
-    let accepts = match negotiate::accepts(&parts.headers) {
-        Ok(a) => a,
-        Err(r) => return r.into_response(),
-    };
-    if let Err(r) = negotiate::content_type(&parts.headers) {
-        return r.into_response();
-    }
-    let bytes = match read_body(body, ep.body_limit, ep.body_timeout).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+    let accepts = negotiate::accepts(&parts.headers).map_err(IntoResponse::into_response)?;
+    negotiate::content_type(&parts.headers).map_err(IntoResponse::into_response)?;
+    let bytes = read_body(body, ep.body_limit, ep.body_timeout).await?;
     let mut extensions = parts.extensions;
     if let Some(tp) = traceparent_header(&parts.headers) {
         extensions.insert(tp);
     }
     if legacy && classify(&mirror.protocol_version, session.is_some(), &bytes) == Era::Legacy {
-        let out = ep
-            .server
-            .handle_legacy(&bytes, session.as_deref(), extensions)
-            .await;
-        return legacy::respond(out, accepts, ep.keep_alive, probe).await;
+        let mut probe = ep.server.start_probe(mirror);
+        let span = probe.span().clone();
+        let response = async {
+            let out = ep
+                .server
+                .handle_legacy(&bytes, session.as_deref(), extensions)
+                .await;
+            legacy::respond(out, accepts, ep.keep_alive, &mut probe).await
+        }
+        .instrument(span)
+        .await;
+        return Ok(observed_legacy(response, probe));
     }
-    let outcome = match ep.server.handle(&bytes, Some(&mirror), extensions) {
-        Outcome::Accepted => {
-            probe.finish(RequestOutcome::Accepted);
-            Outcome::Accepted
-        }
-        Outcome::Ready(reply) => {
-            probe.finish(outcome_of(&reply));
-            Outcome::Ready(reply)
-        }
+    let outcome = match ep.server.handle(&bytes, Some(mirror), extensions) {
         Outcome::Running(Running { reply, events }) if events.is_none() || !accepts.sse => {
-            // No stream can come of it: the reply is awaited right here (the probe records
-            // `cancelled` if the client leaves first). Notifications the client cannot take
-            // are dropped, not queued.
+            // No stream can come of it: the reply is awaited right here. Notifications the
+            // client cannot take are dropped, not queued.
             drop(events);
-            let reply = reply.await;
-            probe.finish(outcome_of(&reply));
-            return reply::json(reply);
-        }
-        Outcome::Running(mut running) => {
-            running.reply = Box::pin(probe.track(running.reply, |r: &Reply| r.error_code));
-            Outcome::Running(running)
+            return Ok(reply::json(reply.await));
         }
         Outcome::Listen(listen) => {
             ep.close_listen_streams_on_shutdown();
-            probe.finish(RequestOutcome::Ok);
             Outcome::Listen(listen)
         }
+        other => other,
     };
-    reply::respond(outcome, accepts, ep.keep_alive).await
+    Ok(reply::respond(outcome, accepts, ep.keep_alive).await)
+}
+
+/// A legacy exchange (observed in the endpoint: its sessions and streams are HTTP's): what the
+/// legacy path did not record itself is recorded as the HTTP rejection it answered.
+fn observed_legacy(response: Response, mut probe: RequestProbe) -> Response {
+    probe.finish(RequestOutcome::Rejected(response.status().as_u16()));
+    response
 }

@@ -54,7 +54,6 @@ pub use rejection::{
     UnsupportedMediaType,
 };
 
-use crate::observability::RequestObserver;
 use crate::server::Server;
 use endpoint::Endpoint;
 use guard::AllowList;
@@ -231,14 +230,12 @@ impl StreamableHttp {
         S: Clone + Send + Sync + 'static,
     {
         let path = self.path.clone();
-        let observer = RequestObserver::new(self.server.tool_names(), self.server.prompt_names());
         let endpoint = Arc::new(Endpoint {
             server: self.server,
             body_limit: self.body_limit,
             hosts: self.hosts,
             origins: self.origins,
             keep_alive: self.keep_alive,
-            observer,
             shutdown: self.shutdown,
             watching_shutdown: Default::default(),
             body_timeout: self.body_timeout,
