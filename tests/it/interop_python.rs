@@ -92,3 +92,8 @@ fn run_python_stdio_client(mode: &str) {
 fn python_sdk_stdio_client_in_2026_mode_spawns_the_reference_server() {
     run_python_stdio_client("2026-07-28");
 }
+
+#[test]
+fn python_sdk_stdio_client_in_legacy_mode_initializes_over_stdio() {
+    run_python_stdio_client("legacy");
+}

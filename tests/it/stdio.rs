@@ -500,3 +500,45 @@ async fn stdio_requests_are_observed_like_http_ones() {
     assert_eq!(seen["fields"]["outcome"], "ok");
     assert_eq!(finished("bad")["fields"]["outcome"], "invalid_params");
 }
+
+#[tokio::test]
+async fn a_2025_11_25_client_initializes_and_the_process_is_its_session() {
+    let mut c = StdioClient::spawn(&[]).legacy();
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy-it", "version": "1.0.0"}}}),
+    )
+    .await;
+    let init = c.next().await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    assert_eq!(init["result"]["serverInfo"]["name"], "stateless-mcp");
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    // No _meta and no session header: the session is the process.
+    c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let list = c.next().await;
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"echo"), "{list}");
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "sleep", "arguments": {"ms": 300}}}))
+        .await;
+    c.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "legacy"}, "_meta": {"progressToken": 7}}}))
+        .await;
+    let (_, echo) = c.until_response(&json!(3)).await;
+    assert_eq!(text(&echo), "legacy");
+    assert_eq!(c.next().await["id"], 2, "answered as they finish");
+    c.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}))
+        .await;
+    assert_eq!(c.next().await["result"], json!({}));
+    c.close_stdin().await;
+    assert!(c.expect_end().await.is_empty());
+    assert!(c.exit_status().await.success());
+}

@@ -7,6 +7,11 @@
 //! validation ladder is the HTTP one minus its HTTP steps, and every handler runs as it does
 //! over HTTP.
 //!
+//! - **Both eras.** 2026-07-28 requests describe themselves. A 2025-11-25 client sends
+//!   `initialize` first (when the server serves legacy clients); the session it opens is
+//!   this process's, so its later messages need no session id: they go to the legacy path
+//!   ([`Server::handle_legacy`]) with that session. Server-to-client requests and
+//!   subscription notifications for legacy sessions are not carried over stdio yet.
 //! - **Concurrency.** Requests run concurrently and are answered as they finish, in any
 //!   order; a handler's progress and log notifications are written as they come, between
 //!   other messages. One writer puts every message on stdout, each on its own line.
@@ -20,8 +25,8 @@
 //! - **Bad input.** A line that is not JSON gets `-32700` without an id; other malformed
 //!   messages get the ladder's error. A line over the [line limit](Stdio::line_limit) gets
 //!   `-32600` without an id as soon as it crosses the limit, and the rest of it is read and
-//!   dropped without being kept. A JSON-RPC response from the client is ignored (this era
-//!   sends no server→client requests). The session goes on in every case.
+//!   dropped without being kept. A JSON-RPC response from a 2026-07-28 client is ignored
+//!   (that era sends no server→client requests). The session goes on in every case.
 //! - **Back-pressure.** At most [`max_in_flight`](Stdio::max_in_flight) handlers run at
 //!   once, and as many more requests may wait for a slot (so a client can still cancel
 //!   one); beyond that stdin is not read until a request finishes. The output queue is

@@ -27,7 +27,7 @@ use tokio_util::task::TaskTracker;
 use super::framing::{Frame, LineDecoder};
 use super::pipes::{Input, Output};
 use crate::protocol::{ErrorCode, ErrorObject, IncomingMessage, RequestId};
-use crate::server::{Listen, Outcome, Reply, Running, Server};
+use crate::server::{Era, Listen, Mirrored, Outcome, Reply, Running, Server, classify};
 
 /// `notifications/cancelled`: the client no longer wants the answer to a request.
 const CANCELLED: &str = "notifications/cancelled";
@@ -74,6 +74,9 @@ struct Session {
     abort: CancellationToken,
     /// Cancelled when the session drains: listen streams end with their graceful result.
     draining: CancellationToken,
+    /// The 2025-11-25 session a legacy client opened with `initialize` (the process is the
+    /// session).
+    legacy_session: Mutex<Option<String>>,
 }
 
 /// Why the session stopped reading.
@@ -109,6 +112,7 @@ pub(super) async fn run(
         shutdown,
         abort: broken.child_token(),
         draining: CancellationToken::new(),
+        legacy_session: Mutex::new(None),
     };
     let mut decoder = LineDecoder::new(settings.line_limit);
     let end = loop {
@@ -193,7 +197,7 @@ impl Session {
             Frame::Line(line) => line,
             Frame::TooLong => return self.send(too_long(self.settings.line_limit)).await,
         };
-        match self.server.handle(&line, None, Extensions::new()) {
+        match self.dispatch(&line).await {
             Outcome::Accepted => self.notification(&line),
             Outcome::Ready(reply) => {
                 if reply.error_code == Some(ErrorCode::InvalidRequest.code()) && is_response(&line)
@@ -220,6 +224,26 @@ impl Session {
             }
             Outcome::Listen(listen) => self.spawn_listen(request_id(&line), listen),
         }
+    }
+
+    /// Hands a line to the server: a 2025-11-25 client's (`initialize`, then anything of the
+    /// session it opened, which is this process's) to the legacy path, the rest to
+    /// [`Server::handle`].
+    async fn dispatch(&self, line: &Bytes) -> Outcome {
+        if self.server.legacy_enabled() {
+            let session = lock_session(&self.legacy_session).clone();
+            if classify(&Mirrored::Absent, session.is_some(), line) == Era::Legacy {
+                let out = self
+                    .server
+                    .handle_legacy(line, session.as_deref(), Extensions::new())
+                    .await;
+                if let Some(id) = out.session_id {
+                    *lock_session(&self.legacy_session) = Some(id);
+                }
+                return out.outcome;
+            }
+        }
+        self.server.handle(line, None, Extensions::new())
     }
 
     /// A notification the server accepted; `notifications/cancelled` cancels its request.
@@ -337,6 +361,10 @@ impl Session {
 
 fn lock(in_flight: &Mutex<InFlight>) -> std::sync::MutexGuard<'_, InFlight> {
     in_flight.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn lock_session(session: &Mutex<Option<String>>) -> std::sync::MutexGuard<'_, Option<String>> {
+    session.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn unregister(in_flight: &Mutex<InFlight>, id: Option<RequestId>, seq: u64) {

@@ -27,6 +27,8 @@ pub struct StdioClient {
     methods: HashMap<String, String>,
     child: Option<Child>,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// Check messages against the 2025-11-25 schema instead.
+    legacy: bool,
 }
 
 impl StdioClient {
@@ -84,7 +86,14 @@ impl StdioClient {
             methods: HashMap::new(),
             child: None,
             stderr: Arc::default(),
+            legacy: false,
         }
+    }
+
+    /// Checks what the server writes against the 2025-11-25 schema (a legacy client).
+    pub fn legacy(mut self) -> Self {
+        self.legacy = true;
+        self
     }
 
     /// Writes `bytes` as they are (no newline added).
@@ -131,7 +140,11 @@ impl StdioClient {
             .get("id")
             .and_then(|id| self.methods.get(&id.to_string()))
             .cloned();
-        schema::check_message(&message, method.as_deref());
+        if self.legacy {
+            schema::check_legacy_message(&message, method.as_deref());
+        } else {
+            schema::check_message(&message, method.as_deref());
+        }
         Some(message)
     }
 
