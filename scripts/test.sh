@@ -7,7 +7,7 @@
 # --check, clippy -D warnings (all features, and each feature on its own), every
 # unit/integration/doc test (including the official conformance suite, the SDK interop tests,
 # the bus contract suite on real brokers, the multi-replica test behind nginx and the deploy
-# file validators), and rustdoc with warnings denied.
+# file validators), a bounded run of every fuzz target, and rustdoc with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -100,12 +100,27 @@ log "cargo clippy"
 cargo clippy --all-targets --all-features -- -D warnings
 
 log "each feature on its own (features only add)"
-for feature in "" auth prometheus redis nats; do
+for feature in "" auth prometheus redis nats fuzzing; do
   cargo clippy --quiet --lib --bins --no-default-features ${feature:+--features "$feature"} -- -D warnings
 done
 
 log "cargo test (unit, integration, conformance, interop, doc tests)"
 cargo test --all-features
+
+log "fuzz targets (a bounded run of each, from the committed seed corpus)"
+# cargo-fuzz from crates.io; with --sanitizer none the targets build with the stable toolchain
+# (libFuzzer's coverage instrumentation needs no -Z flag). New inputs go to a scratch copy,
+# never to fuzz/corpus.
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --version 0.13.2
+FUZZ_SECONDS=${FUZZ_SECONDS:-8}
+FUZZ_SCRATCH="$ROOT/target/fuzz-ci"
+rm -rf "$FUZZ_SCRATCH"
+for target in $(cd fuzz && cargo fuzz list); do
+  mkdir -p "$FUZZ_SCRATCH/$target"
+  (cd fuzz && CARGO_TARGET_DIR="$ROOT/target/fuzz" \
+    cargo fuzz run "$target" --sanitizer none -O "$FUZZ_SCRATCH/$target" "corpus/$target" -- \
+      -max_total_time="$FUZZ_SECONDS" -artifact_prefix="$FUZZ_SCRATCH/$target-")
+done
 
 log "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --quiet

@@ -138,6 +138,10 @@ pub mod observability;
 pub mod protocol;
 pub mod replay;
 mod runner;
+
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod server;
 pub mod session;
 pub mod tasks;

@@ -195,6 +195,14 @@ fn classify_unparsable(e: &serde_json::Error) -> ErrorObject {
     ErrorObject::invalid_request(format!("Invalid Request: {e}"))
 }
 
+/// The body as text. JSON text is UTF-8 (RFC 8259 §8.1); serde_json checks the strings it
+/// keeps but not the ones it skips (unknown members), so the whole body is checked once, up
+/// front, and then parsed as `str`, which spares the per-string checks.
+fn utf8(body: &[u8]) -> Result<&str, ErrorObject> {
+    std::str::from_utf8(body)
+        .map_err(|e| ErrorObject::parse_error(format!("Parse error: the body is not UTF-8 ({e})")))
+}
+
 /// The first non-whitespace byte of the body.
 fn first_byte(body: &[u8]) -> Option<u8> {
     body.iter().copied().find(|b| !b.is_ascii_whitespace())
@@ -203,9 +211,10 @@ fn first_byte(body: &[u8]) -> Option<u8> {
 /// Reads the body as one JSON-RPC object, telling a syntax error (`-32700`) from valid JSON
 /// of the wrong shape (`-32600`: batches, scalars, responses).
 pub(super) fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObject> {
+    let text = utf8(body)?;
     let first = first_byte(body);
     if first != Some(b'{') {
-        return match serde_json::from_slice::<IgnoredAny>(body) {
+        return match serde_json::from_str::<IgnoredAny>(text) {
             Err(e) => Err(ErrorObject::parse_error(format!("Parse error: {e}"))),
             Ok(_) if first == Some(b'[') => Err(ErrorObject::invalid_request(
                 "Batch requests are not supported: send one JSON-RPC message per request",
@@ -215,14 +224,15 @@ pub(super) fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObj
             )),
         };
     }
-    serde_json::from_slice(body).map_err(|e| classify_unparsable(&e))
+    serde_json::from_str(text).map_err(|e| classify_unparsable(&e))
 }
 
 /// Reads a message: in one pass when it is well-formed, else step by step (see the module
 /// docs). `Err` is the envelope's own error (`-32700`, `-32600`).
 pub(super) fn read(body: &[u8]) -> Result<Message<'_>, ErrorObject> {
+    let text = utf8(body)?;
     let one_pass = match first_byte(body) {
-        Some(b'{') => serde_json::from_slice::<OnePass<'_>>(body).ok(),
+        Some(b'{') => serde_json::from_str::<OnePass<'_>>(text).ok(),
         _ => None,
     };
     if let Some(m) = one_pass {
@@ -279,6 +289,20 @@ mod tests {
             let (view, meta) = params.map_err(|e| e.code)?.read().map_err(|e| e.code)?;
             Ok((view.name.map(|n| n.get().to_owned()), meta.protocol_version))
         })
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_a_parse_error_even_in_a_skipped_member() {
+        // Found by the `envelope` fuzz target: the one-pass read skipped the unknown member
+        // without checking its bytes, the step-by-step read refused the body.
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","x":"",{META}}}}}"#
+        );
+        let mut bytes = body.into_bytes();
+        let at = bytes.windows(5).position(|w| w == br#""x":""#).unwrap() + 5;
+        bytes.insert(at, 0xe9);
+        assert_eq!(read(&bytes).err().map(|e| e.code), Some(-32700));
+        assert_eq!(parse_message(&bytes).err().map(|e| e.code), Some(-32700));
     }
 
     #[test]

@@ -21,6 +21,8 @@
 mod builder;
 mod cursor;
 mod envelope;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz;
 mod ladder;
 mod legacy;
 mod listen;

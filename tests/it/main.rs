@@ -21,6 +21,7 @@ mod interop_inspector;
 mod interop_python;
 mod interop_typescript;
 mod ladder;
+mod ladder_order;
 mod legacy_input;
 mod legacy_replicas;
 mod legacy_sessions;

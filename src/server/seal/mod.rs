@@ -43,6 +43,8 @@ use std::time::Duration;
 pub(crate) use binding::{Binding, PendingArguments, PendingBinding, digest16};
 pub use keys::{StateKeys, StateKeysError};
 pub(crate) use sealed::Purpose;
+#[cfg(feature = "fuzzing")]
+pub(crate) use sealed::Refused;
 pub(crate) use state::{SingleUse, reason_label, replayed};
 
 /// The most handler state (serialized JSON plus the binding, in bytes) one token may carry.
