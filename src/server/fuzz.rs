@@ -1,11 +1,16 @@
 //! The invariants of the server's decoders, for the fuzz targets (feature `fuzzing` only;
 //! reached through [`crate::fuzzing`]). Each function panics when its invariant breaks.
 //!
-//! May import: the server's own decoders (`envelope`, `cursor`, `seal`).
+//! May import: the server's own decoders (`envelope`, `cursor`, `seal`, the legacy session
+//! tokens).
+
+use std::time::Duration;
 
 use super::cursor;
 use super::envelope::{self, Params};
+use super::legacy::session;
 use super::seal::{Purpose, Refused, StateKeys};
+use crate::protocol::ClientCapabilities;
 
 /// The params of a message as both reads see them: `Ok((name, protocolVersion))` or the
 /// error code.
@@ -37,7 +42,12 @@ pub(crate) fn both_reads_agree(body: &[u8]) {
     );
     let one = view(one_pass.map(|m| m.params));
     let step = view(stepwise.map(|m| Params::Raw(m.params)));
-    assert_eq!(one, step, "the reads disagree on {:?}", String::from_utf8_lossy(body));
+    assert_eq!(
+        one,
+        step,
+        "the reads disagree on {:?}",
+        String::from_utf8_lossy(body)
+    );
     if let (Ok(a), Ok(b)) = ids {
         assert_eq!(a, b, "the reads disagree on the id");
     }
@@ -53,7 +63,10 @@ pub(crate) fn cursor_round_trip(text: &str, offset: usize, len: usize) {
     let c = cursor::encode(&fp, offset);
     let expected = (offset > 0 && offset < len).then_some(offset);
     assert_eq!(cursor::decode(&c, &fp, len), expected, "{c}");
-    assert_eq!(cursor::decode(&c, &cursor::fingerprint("prompts", b"[]"), len), None);
+    assert_eq!(
+        cursor::decode(&c, &cursor::fingerprint("prompts", b"[]"), len),
+        None
+    );
 }
 
 /// The fixed key ring of the fuzz targets.
@@ -88,4 +101,38 @@ pub(crate) fn sealed_round_trip(token: &str, payload: &[u8], flip: usize) {
         Err(Refused::TooLarge) => panic!("a token of the same length is too large"),
         Err(_) => {}
     }
+}
+
+/// A fuzzed legacy session id never opens; an issued one opens to what it was issued with;
+/// one changed byte never opens; a `requestState` never opens as a session, nor a session
+/// as a `requestState`.
+pub(crate) fn session_round_trip(token: &str, version: &str, flip: usize) {
+    let ttl = Duration::from_secs(3600);
+    if let Ok(s) = session::open(keys(), Some(token), None, ttl) {
+        panic!("a fuzzed session id opened: {token:?} -> {}", s.version);
+    }
+    let caps = ClientCapabilities::default();
+    let Ok(issued) = session::issue(keys(), version, &caps, None, None) else {
+        return;
+    };
+    let opened = session::open(keys(), Some(&issued), None, ttl).expect("an issued id opens");
+    assert_eq!(opened.version, version);
+    assert!(
+        keys().open_bytes(Purpose::REQUEST_STATE, &issued).is_err(),
+        "a session id opened as a requestState"
+    );
+    if let Ok(state) = keys().seal_bytes(Purpose::REQUEST_STATE, version.as_bytes()) {
+        assert!(
+            session::open(keys(), Some(&state), None, ttl).is_err(),
+            "a requestState opened as a session id"
+        );
+    }
+    let mut bytes = issued.into_bytes();
+    let i = flip % bytes.len();
+    bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(bytes).expect("ids are ASCII");
+    assert!(
+        session::open(keys(), Some(&tampered), None, ttl).is_err(),
+        "a tampered session id opened: {tampered}"
+    );
 }
