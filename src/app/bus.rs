@@ -10,6 +10,7 @@ use crate::notify::{MemoryBus, Notifier, NotifyBus};
 use crate::observability::Condition;
 use crate::replay::{MemoryReplayStore, ReplayStore};
 use crate::session::{MemorySessionStore, SessionStore};
+use crate::tasks::{MemoryTaskStore, TaskStore};
 
 /// The bus `config.bus` names: `memory`, `redis://…` or `nats://…`. A broker-backed bus
 /// reports its connection state through `readiness` when given.
@@ -96,5 +97,25 @@ pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Erro
     #[cfg(not(feature = "redis"))]
     Err(Error::invalid_definition(
         "--replay-store (MCP_REPLAY_STORE): this build has no redis support; rebuild with the `redis` feature",
+    ))
+}
+
+/// The task store `config.task_store` names (by default the bus's Redis when the bus is
+/// Redis, else this process's memory).
+pub(super) fn task_store(config: &Config) -> Result<Arc<dyn TaskStore>, Error> {
+    let url = store_url(config, config.task_store.as_deref());
+    if url == "memory" {
+        return Ok(Arc::new(MemoryTaskStore::default()));
+    }
+    #[cfg(feature = "redis")]
+    {
+        Ok(Arc::new(crate::tasks::RedisTaskStore::connect(
+            url,
+            config.bus_prefix.clone(),
+        )?))
+    }
+    #[cfg(not(feature = "redis"))]
+    Err(Error::invalid_definition(
+        "--task-store (MCP_TASK_STORE): this build has no redis support; rebuild with the `redis` feature",
     ))
 }

@@ -191,7 +191,7 @@ pub struct Config {
     /// Where single-use `requestState` ids are recorded: `memory` (this process) or
     /// `redis://HOST:PORT[/DB]` (shared by every replica). Default: the `--bus` Redis when
     /// the bus is Redis, otherwise `memory`.
-    #[arg(long, env = "MCP_REPLAY_STORE", value_parser = parse_replay_store, hide_env_values = true)]
+    #[arg(long, env = "MCP_REPLAY_STORE", value_parser = parse_store, hide_env_values = true)]
     pub replay_store: Option<String>,
 
     /// Serve legacy (2025-11-25) clients on the same endpoint: `on` or `off`. Off, every
@@ -202,7 +202,7 @@ pub struct Config {
     /// Where legacy sessions' settings (log level, subscriptions) and revocations are kept:
     /// `memory` (this process) or `redis://HOST:PORT[/DB]` (shared by every replica).
     /// Default: the `--bus` Redis when the bus is Redis, otherwise `memory`.
-    #[arg(long, env = "MCP_SESSION_STORE", value_parser = parse_replay_store, hide_env_values = true)]
+    #[arg(long, env = "MCP_SESSION_STORE", value_parser = parse_store, hide_env_values = true)]
     pub session_store: Option<String>,
 
     /// How long a legacy session lasts from `initialize`, in seconds; then its
@@ -214,6 +214,32 @@ pub struct Config {
     /// request (elicitation, sampling, roots), in seconds, before it fails.
     #[arg(long, env = "MCP_LEGACY_INPUT_TIMEOUT_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub legacy_input_timeout_secs: u64,
+
+    /// Where tasks of the Tasks extension live: `memory` (this process) or
+    /// `redis://HOST:PORT[/DB]` (shared by every replica, which any replica then follows,
+    /// cancels and answers). Default: the `--bus` Redis when the bus is Redis, otherwise
+    /// `memory`.
+    #[arg(long, env = "MCP_TASK_STORE", value_parser = parse_store, hide_env_values = true)]
+    pub task_store: Option<String>,
+
+    /// Seconds a replica holds a running task without renewing its lease (it renews every
+    /// third of it). When a replica dies, its running tasks become `failed` this long after
+    /// its last renewal.
+    #[arg(long, env = "MCP_TASK_LEASE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub task_lease_secs: u64,
+
+    /// Seconds a task stays readable after its last change (its `ttlMs`).
+    #[arg(long, env = "MCP_TASK_TTL_SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
+    pub task_ttl_secs: u64,
+
+    /// Task handlers one replica runs at once; beyond it a task-capable call is refused
+    /// (HTTP 503, `-32603`).
+    #[arg(long, env = "MCP_TASK_MAX_RUNNING", default_value_t = 1000, value_parser = parse_capacity)]
+    pub task_max_running: usize,
+
+    /// The largest tool result a task keeps, in bytes; a bigger result fails the task.
+    #[arg(long, env = "MCP_TASK_MAX_RESULT_BYTES", default_value_t = 1_048_576, value_parser = clap::value_parser!(u64).range(1..=67_108_864))]
+    pub task_max_result_bytes: u64,
 
     /// This replica's name, sent in the `x-mcp-replica` response header and in logs so you
     /// can see which replica answered. Default: `HOSTNAME-PID`.
@@ -315,7 +341,7 @@ fn parse_capacity(s: &str) -> Result<usize, String> {
     }
 }
 
-/// The backend a `--bus` or `--replay-store` value names: `memory`, or a URL's scheme
+/// The backend a `--bus`, `--replay-store` or `--task-store` value names: `memory`, or a URL's scheme
 /// (`redis`, `rediss`, `nats`, `tls`); `None` for anything else.
 pub(super) fn backend(value: &str) -> Option<&str> {
     match value.split_once("://") {
@@ -331,7 +357,7 @@ fn parse_bus(s: &str) -> Result<String, String> {
     }
 }
 
-fn parse_replay_store(s: &str) -> Result<String, String> {
+fn parse_store(s: &str) -> Result<String, String> {
     match backend(s) {
         Some("memory" | "redis" | "rediss") => Ok(s.to_owned()),
         _ => Err("must be `memory` or `redis://HOST:PORT[/DB]`".into()),

@@ -75,6 +75,16 @@ fn server_builder_with(
         .session_store(bus::session_store(config)?)
         .session_ttl(Duration::from_secs(config.session_ttl_secs))
         .legacy_input_timeout(Duration::from_secs(config.legacy_input_timeout_secs))
+        .task_store(bus::task_store(config)?)
+        .task_settings(
+            crate::tasks::TaskSettings::default()
+                .lease(Duration::from_secs(config.task_lease_secs))
+                .ttl(Duration::from_secs(config.task_ttl_secs))
+                .max_running(config.task_max_running)
+                .max_result_bytes(
+                    usize::try_from(config.task_max_result_bytes).unwrap_or(usize::MAX),
+                ),
+        )
         .listen_limits(
             ListenLimits::default()
                 .max_streams(config.max_listen_streams)

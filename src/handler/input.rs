@@ -59,6 +59,7 @@ pub struct InputRequired {
     pub(crate) requests: BTreeMap<String, InputRequest>,
     pub(crate) state: Option<Result<Value, String>>,
     pub(crate) single_use: bool,
+    pub(crate) before_task: bool,
 }
 
 impl fmt::Debug for InputRequired {
@@ -67,6 +68,7 @@ impl fmt::Debug for InputRequired {
             .field("requests", &self.requests.keys().collect::<Vec<_>>())
             .field("has_state", &self.state.is_some())
             .field("single_use", &self.single_use)
+            .field("before_task", &self.before_task)
             .finish()
     }
 }
@@ -183,6 +185,17 @@ impl InputRequired {
     /// meaningful with [`state`](Self::state).
     pub fn single_use(mut self) -> Self {
         self.single_use = true;
+        self
+    }
+
+    /// For a task-capable tool (see [`TaskSupport`](super::TaskSupport)): ask this before
+    /// the call becomes a task. The `tools/call` itself is answered `input_required` (a
+    /// multi-round-trip round, no task created), and the retry that brings the answers
+    /// back may then become a task. It counts when the handler gives it before its first
+    /// pending `.await`; later, or on a task already running, the answer is the task's own
+    /// `input_required` state, as without this mark.
+    pub fn before_task(mut self) -> Self {
+        self.before_task = true;
         self
     }
 

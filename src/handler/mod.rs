@@ -28,5 +28,5 @@ pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
 pub use scopes::{ScopeHierarchy, ScopeRequirements};
 pub use state::{State, StateType};
-pub use tool::{IntoCallToolResult, ToolDef, ToolHandler};
+pub use tool::{IntoCallToolResult, TaskSupport, ToolDef, ToolHandler};
 pub use uri_template::{TemplateVars, UriTemplate};

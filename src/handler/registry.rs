@@ -25,6 +25,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) output_validator: Option<Arc<jsonschema::Validator>>,
     pub(crate) header_params: Vec<HeaderParam>,
     pub(crate) scopes: Vec<String>,
+    /// Whether it may run as a task.
+    pub(crate) task_support: super::TaskSupport,
 }
 
 /// A fixed resource ready to serve.
@@ -183,6 +185,7 @@ impl Registry {
                 output_validator,
                 header_params,
                 scopes: def.scopes,
+                task_support: def.task_support,
             });
         }
         for def in defs.resources {
@@ -252,6 +255,13 @@ impl Registry {
     }
 
     /// The tool called `name`.
+    /// Whether any tool may run as a task (the server then offers the Tasks extension).
+    pub(crate) fn has_tasks(&self) -> bool {
+        self.tools
+            .iter()
+            .any(|t| t.task_support != super::TaskSupport::Forbidden)
+    }
+
     pub(crate) fn tool(&self, name: &str) -> Option<&RegisteredTool> {
         self.tool_index.get(name).map(|&i| &self.tools[i])
     }

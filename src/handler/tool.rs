@@ -117,6 +117,26 @@ pub struct ToolDef {
     pub(crate) handler: Option<Arc<dyn ToolHandler>>,
     pub(crate) scopes: Vec<String>,
     pub(crate) state: Option<StateType>,
+    pub(crate) task_support: TaskSupport,
+}
+
+/// Whether a tool may run as a task of the Tasks extension (`io.modelcontextprotocol/tasks`),
+/// set with [`ToolDef::task_support`].
+///
+/// A task-capable tool called by a client that declared the extension answers at once with a
+/// task handle; its handler (the same code as for an inline call) runs on, and the client
+/// follows it with `tasks/get`, answers its [`InputRequired`] questions with `tasks/update`
+/// and stops it with `tasks/cancel`, on any replica.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never a task: the call is always answered inline (the default).
+    #[default]
+    Forbidden,
+    /// A task when the client declared the extension, inline otherwise.
+    Optional,
+    /// Only as a task: a client that did not declare the extension gets `-32021` naming it.
+    Required,
 }
 
 impl fmt::Debug for ToolDef {
@@ -138,7 +158,14 @@ impl ToolDef {
             handler: None,
             scopes: Vec::new(),
             state: None,
+            task_support: TaskSupport::Forbidden,
         }
+    }
+
+    /// Lets the tool run as a task (see [`TaskSupport`]).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
     }
 
     /// The OAuth scopes a caller needs to call this tool (all of them). An authorization

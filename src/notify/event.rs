@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::Task;
+
 /// A change worth telling listening clients about.
 ///
 /// Serialized as JSON with a `type` tag, e.g. `{"type":"tools_list_changed"}` or
@@ -17,6 +19,7 @@ use serde::{Deserialize, Serialize};
 /// | `server_fingerprint` | `tools`, `prompts`, `resources` | the list-changed notification of each list whose fingerprint differs from the receiving replica's |
 /// | `session_changed` | `session` | nothing on listen streams; the legacy GET stream of that session re-reads its settings (subscriptions, revocation) from the session store |
 /// | `input_answer` | `replica`, `id`, `session`, `answer` | nothing on listen streams; the replica named `replica` hands `answer` (the JSON text of a legacy client's response) to the `tools/call` waiting for request `id` of that session |
+/// | `task_status` | `task` (the wire `Task`), `principal`? | `notifications/tasks` for streams that listed the task's id (and belong to its principal); the replica running the task stops its handler when the status is terminal |
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -56,6 +59,36 @@ pub enum ChangeEvent {
         /// The JSON text of the client's response (`result` or `error`).
         answer: String,
     },
+    /// A task's status changed (Tasks extension). This is also how `tasks/cancel` on one
+    /// replica reaches the replica running the task.
+    TaskStatus(TaskChange),
+}
+
+/// What a [`ChangeEvent::TaskStatus`] carries: the task as clients see it (no result or
+/// error: a client reads those with `tasks/get`) and a digest of the principal it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TaskChange {
+    /// The task.
+    pub task: Task,
+    /// The digest of the principal that created it (`None`: anonymous).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
+}
+
+impl TaskChange {
+    /// The change of `task`, owned by `principal`.
+    pub fn new(task: Task, principal: Option<String>) -> Self {
+        TaskChange { task, principal }
+    }
+
+    /// Whether the task reached a terminal status.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self.task.status.as_str(),
+            "completed" | "failed" | "cancelled"
+        )
+    }
 }
 
 /// Digests of a server's tool, prompt and resource lists (resources and resource templates
@@ -86,6 +119,7 @@ impl ChangeEvent {
             ChangeEvent::ServerFingerprint(_)
             | ChangeEvent::SessionChanged { .. }
             | ChangeEvent::InputAnswer { .. } => return None,
+            ChangeEvent::TaskStatus(_) => crate::protocol::TASKS_NOTIFICATION,
         })
     }
 

@@ -50,7 +50,7 @@ mod notifier;
 mod redis;
 
 pub use bus::{BusReceiver, Delivery, Fanout, NotifyBus};
-pub use event::{ChangeEvent, ListFingerprints};
+pub use event::{ChangeEvent, ListFingerprints, TaskChange};
 pub use link::{BusOptions, MAX_EVENT_BYTES};
 pub use memory::{DEFAULT_CAPACITY, MemoryBus};
 #[cfg(feature = "nats")]

@@ -71,6 +71,17 @@ pub const BUS_CONNECTED: &str = "mcp_bus_connected";
 pub const AUTH_FAILURES_TOTAL: &str = "mcp_auth_failures_total";
 /// Counter: `requestState` values refused when unsealing, by `reason`.
 pub const REQUEST_STATE_REJECTIONS_TOTAL: &str = "mcp_request_state_rejections_total";
+/// Counter: tasks created on this replica.
+pub const TASKS_CREATED_TOTAL: &str = "mcp_tasks_created_total";
+/// Counter: tasks that reached a terminal status through this replica, by `status`
+/// (`completed`, `failed`, `cancelled`).
+pub const TASKS_ENDED_TOTAL: &str = "mcp_tasks_ended_total";
+/// Gauge: task handlers running on this replica.
+pub const TASKS_RUNNING: &str = "mcp_tasks_running";
+/// Counter: tasks this replica failed because the lease of their replica lapsed.
+pub const TASK_LEASE_EXPIRIES_TOTAL: &str = "mcp_task_lease_expiries_total";
+/// Counter: task-capable calls refused, by `reason` (`max_running`, `store`).
+pub const TASKS_REJECTED_TOTAL: &str = "mcp_tasks_rejected_total";
 
 /// Counter: requests or connections refused by a connection or load limit, by `reason`
 /// (see [`Refusal`]).
@@ -96,6 +107,11 @@ pub const ALL: &[&str] = &[
     HTTP_REFUSALS_TOTAL,
     CONNECTIONS_OPEN,
     CONNECTIONS_IDLE_CLOSED_TOTAL,
+    TASKS_CREATED_TOTAL,
+    TASKS_ENDED_TOTAL,
+    TASKS_RUNNING,
+    TASK_LEASE_EXPIRIES_TOTAL,
+    TASKS_REJECTED_TOTAL,
 ];
 
 /// Label: the MCP method.
@@ -108,6 +124,8 @@ pub const LABEL_OUTCOME: &str = "outcome";
 pub const LABEL_KIND: &str = "kind";
 /// Label: why something was refused.
 pub const LABEL_REASON: &str = "reason";
+/// Label: a task's terminal status.
+pub const LABEL_STATUS: &str = "status";
 /// Label: the bus backend (`memory`, `redis`).
 pub const LABEL_BACKEND: &str = "backend";
 
@@ -313,6 +331,20 @@ pub fn describe() {
         CONNECTIONS_IDLE_CLOSED_TOTAL,
         "Connections closed at the idle timeout"
     );
+    describe_counter!(TASKS_CREATED_TOTAL, "Tasks created on this replica");
+    describe_counter!(
+        TASKS_ENDED_TOTAL,
+        "Tasks that reached a terminal status through this replica, by status"
+    );
+    describe_gauge!(TASKS_RUNNING, "Task handlers running on this replica");
+    describe_counter!(
+        TASK_LEASE_EXPIRIES_TOTAL,
+        "Tasks failed because the lease of the replica running them lapsed"
+    );
+    describe_counter!(
+        TASKS_REJECTED_TOTAL,
+        "Task-capable tool calls refused, by reason"
+    );
 }
 
 /// A request was received: one more in flight. Pair with [`record_request_finished`].
@@ -448,6 +480,36 @@ impl Drop for OpenConnection {
     fn drop(&mut self) {
         gauge!(CONNECTIONS_OPEN).decrement(1.0);
     }
+}
+
+/// A task was created on this replica.
+pub fn record_task_created() {
+    counter!(TASKS_CREATED_TOTAL).increment(1);
+}
+
+/// A task reached the terminal `status` through this replica.
+pub fn record_task_ended(status: &'static str) {
+    counter!(TASKS_ENDED_TOTAL, LABEL_STATUS => status).increment(1);
+}
+
+/// A task handler started (`true`) or stopped (`false`) running on this replica.
+pub fn record_task_running(started: bool) {
+    let g = gauge!(TASKS_RUNNING);
+    if started {
+        g.increment(1.0);
+    } else {
+        g.decrement(1.0);
+    }
+}
+
+/// `n` tasks were failed because their replica's lease lapsed.
+pub fn record_task_lease_expiries(n: u64) {
+    counter!(TASK_LEASE_EXPIRIES_TOTAL).increment(n);
+}
+
+/// A task-capable call was refused for `reason`.
+pub fn record_task_rejected(reason: &'static str) {
+    counter!(TASKS_REJECTED_TOTAL, LABEL_REASON => reason).increment(1);
 }
 
 #[cfg(test)]

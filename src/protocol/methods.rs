@@ -21,24 +21,28 @@ pub const COMPLETION_COMPLETE: &str = "completion/complete";
 /// `subscriptions/listen`.
 pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 
-/// Methods of earlier revisions that this one removed; a modern server answers `-32601`.
+/// Methods of earlier revisions (and of the Tasks extension) that this one removed; a modern
+/// server answers `-32601`.
 pub const REMOVED: &[&str] = &[
     "initialize",
     "ping",
     "logging/setLevel",
     "resources/subscribe",
     "resources/unsubscribe",
-    "tasks/get",
     "tasks/result",
-    "tasks/cancel",
     "tasks/list",
 ];
+
+/// The methods of the Tasks extension (`io.modelcontextprotocol/tasks`); `-32601` from a
+/// server without task-capable tools.
+pub const TASKS: &[&str] = &[super::TASKS_GET, super::TASKS_UPDATE, super::TASKS_CANCEL];
 
 /// The methods whose HTTP request must carry `Mcp-Name`, and the params field it mirrors.
 pub fn name_field(method: &str) -> Option<&'static str> {
     match method {
         TOOLS_CALL | PROMPTS_GET => Some("name"),
         RESOURCES_READ => Some("uri"),
+        super::TASKS_GET | super::TASKS_UPDATE | super::TASKS_CANCEL => Some("taskId"),
         _ => None,
     }
 }

@@ -24,6 +24,7 @@ mod resource;
 mod result;
 pub(crate) mod strict;
 mod subscription;
+mod task;
 mod tool;
 
 /// A JSON object.
@@ -71,5 +72,9 @@ pub use subscription::{
     AcknowledgedParams, ListChangedParams, ListenResultMeta, PROMPTS_LIST_CHANGED,
     RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, ResourceUpdatedParams, SUBSCRIPTIONS_ACKNOWLEDGED,
     SubscriptionFilter, SubscriptionMeta, SubscriptionsListenResult, TOOLS_LIST_CHANGED,
+};
+pub use task::{
+    CreateTaskResult, GetTaskResult, TASKS_CANCEL, TASKS_EXTENSION, TASKS_GET, TASKS_NOTIFICATION,
+    TASKS_UPDATE, Task, TaskAck, TaskNotificationParams, iso8601,
 };
 pub use tool::{CallToolResult, Tool, ToolAnnotations};

@@ -49,6 +49,9 @@ pub struct SubscriptionFilter {
         skip_serializing_if = "Option::is_none"
     )]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// `notifications/tasks` for these task ids (the Tasks extension).
+    #[serde(default, rename = "taskIds", skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
 }
 
 /// `_meta` of a notification on a listen stream.

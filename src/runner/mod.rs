@@ -63,7 +63,8 @@ impl Bind {
 ///   version tell their listen streams what changed.
 /// - **Graceful drain.** At the shutdown signal (SIGINT or SIGTERM unless you give another):
 ///   `/readyz` answers 503 at once; after the drain delay (or a second signal) the listeners
-///   close and `subscriptions/listen` streams end gracefully; connections already open are
+///   close, `subscriptions/listen` streams end gracefully and tasks still running on this
+///   replica become `failed` (they had the drain delay to finish); connections already open are
 ///   served for one second more, each response with `Connection: close`, so a proxy's
 ///   keep-alive pool retires them instead of racing their close; then idle connections
 ///   close and in-flight requests get the shutdown timeout to finish.
@@ -368,6 +369,14 @@ impl Runner {
                 )?);
             }
         }
+        // Tasks still running when the listeners close (the drain delay is over) fail
+        // explicitly rather than wait for their lease to lapse.
+        let tasks = server.clone();
+        let closing = closed.clone();
+        tokio::spawn(async move {
+            closing.cancelled().await;
+            tasks.stop_tasks().await;
+        });
         announce::spawn(server, stop.clone());
         drain::run(servers, signal, &readiness, &closed, &stop, timing).await
     }

@@ -49,6 +49,8 @@ pub struct ServerBuilder {
     session_store: Option<Arc<dyn crate::session::SessionStore>>,
     session_ttl: Duration,
     legacy_input_timeout: Duration,
+    task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
+    task_settings: crate::tasks::TaskSettings,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -90,6 +92,8 @@ impl ServerBuilder {
             session_store: None,
             session_ttl: DEFAULT_SESSION_TTL,
             legacy_input_timeout: DEFAULT_INPUT_TIMEOUT,
+            task_store: None,
+            task_settings: crate::tasks::TaskSettings::default(),
         }
     }
 
@@ -259,6 +263,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Where tasks live (see [`crate::tasks`]). Default: a
+    /// [`MemoryTaskStore`](crate::tasks::MemoryTaskStore), which one replica alone sees;
+    /// several replicas need a shared store such as
+    /// [`RedisTaskStore`](crate::tasks::RedisTaskStore).
+    pub fn task_store(mut self, store: Arc<dyn crate::tasks::TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
+    /// How tasks run: lease, retention, polling hint, limits.
+    pub fn task_settings(mut self, settings: crate::tasks::TaskSettings) -> Self {
+        self.task_settings = settings;
+        self
+    }
+
     /// Limits on `subscriptions/listen` streams.
     pub fn listen_limits(mut self, limits: ListenLimits) -> Self {
         self.listen_limits = limits;
@@ -314,6 +333,14 @@ impl ServerBuilder {
             prompts: (!registry.prompts.is_empty()).then(list_changed),
             completions: registry.completion.is_some().then(JsonObject::new),
             logging: self.logging.then(JsonObject::new),
+            extensions: registry.has_tasks().then(|| {
+                let mut e = JsonObject::new();
+                e.insert(
+                    crate::protocol::TASKS_EXTENSION.into(),
+                    serde_json::Value::Object(JsonObject::new()),
+                );
+                e
+            }),
             ..Default::default()
         };
         let supported_versions = vec![LATEST_PROTOCOL_VERSION];
@@ -370,6 +397,11 @@ impl ServerBuilder {
                 states: Arc::new(self.states),
                 legacy,
                 observer,
+                tasks: super::task_runner::Tasks::new(
+                    self.task_store
+                        .unwrap_or_else(|| Arc::new(crate::tasks::MemoryTaskStore::default())),
+                    self.task_settings,
+                ),
             }),
         })
     }

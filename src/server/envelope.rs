@@ -42,6 +42,8 @@ pub(super) struct ParamsView<'a, M = &'a RawValue> {
     pub(super) request_state: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub(super) notifications: Option<&'a RawValue>,
+    #[serde(rename = "taskId", borrow, default)]
+    pub(super) task_id: Option<&'a RawValue>,
 }
 
 impl<M> Default for ParamsView<'_, M> {
@@ -55,6 +57,7 @@ impl<M> Default for ParamsView<'_, M> {
             input_responses: None,
             request_state: None,
             notifications: None,
+            task_id: None,
         }
     }
 }
@@ -71,6 +74,7 @@ impl<'a, M> ParamsView<'a, M> {
             input_responses: self.input_responses,
             request_state: self.request_state,
             notifications: self.notifications,
+            task_id: self.task_id,
         };
         (self.meta, rest)
     }

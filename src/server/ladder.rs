@@ -2,7 +2,8 @@
 //! in order and hands the request to its method family.
 //!
 //! Order (see DESIGN §3): parse (`-32700`) → one JSON-RPC object (`-32600`) → notification
-//! accepted → removed method (`-32601`) → `_meta` (`-32602`) → `MCP-Protocol-Version`
+//! accepted → removed method, or a Tasks method without task-capable tools (`-32601`) →
+//! `_meta` (`-32602`) → `MCP-Protocol-Version`
 //! mirror (`-32020`) → version supported (`-32022`) → `Mcp-Method`/`Mcp-Name` mirrors
 //! (`-32020`) → method known and its capability advertised (`-32601`) → params (`-32602`) →
 //! `Mcp-Param-*` mirrors (`-32020`, in `tools/call`) → run. Every error echoes the request id
@@ -27,7 +28,9 @@ use super::reply::Reply;
 use crate::observability::RequestProbe;
 use crate::protocol::methods::{self, *};
 use crate::protocol::strict::json_str;
-use crate::protocol::{ErrorObject, IdField, RequestId, RequestMeta};
+use crate::protocol::{
+    ErrorObject, IdField, RequestId, RequestMeta, TASKS_CANCEL, TASKS_GET, TASKS_UPDATE,
+};
 
 fn removed_method(method: &str, supported: &[&str]) -> ErrorObject {
     let mut e = ErrorObject::method_not_found(
@@ -123,6 +126,12 @@ impl Server {
         if methods::REMOVED.contains(&method) {
             return Err(removed_method(method, &inner.supported_versions));
         }
+        if methods::TASKS.contains(&method) && !inner.registry.has_tasks() {
+            return Err(not_advertised(
+                method,
+                "io.modelcontextprotocol/tasks extension",
+            ));
+        }
         let (view, meta) = params.read()?;
         crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {
@@ -140,7 +149,11 @@ impl Server {
         if let Some(m) = mirror {
             m.check_method(method)?;
             if let Some(field) = methods::name_field(method) {
-                let raw = if field == "uri" { view.uri } else { view.name };
+                let raw = match field {
+                    "uri" => view.uri,
+                    "taskId" => view.task_id,
+                    _ => view.name,
+                };
                 let body = raw.and_then(json_str);
                 m.check_name(body.as_deref())?;
             }
@@ -220,6 +233,7 @@ impl Server {
                     tools: !reg.tools.is_empty(),
                     prompts: !reg.prompts.is_empty(),
                     resources: reg.has_resources(),
+                    tasks: reg.has_tasks(),
                 };
                 self.gate(
                     honoured.tools || honoured.prompts || honoured.resources,
@@ -231,6 +245,7 @@ impl Server {
                     match inner.listeners.start(
                         id.clone(),
                         filter,
+                        super::task_runner::principal_digest(&extensions),
                         inner.notifier.subscribe(),
                         inner.server_info.clone(),
                     ) {
@@ -238,6 +253,9 @@ impl Server {
                         Err(busy) => Outcome::Ready(busy),
                     },
                 )
+            }
+            TASKS_GET | TASKS_UPDATE | TASKS_CANCEL => {
+                self.task_method(id, method, meta, &view, extensions)
             }
             _ => Err(ErrorObject::method_not_found(method, "unknown method")),
         }

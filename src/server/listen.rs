@@ -26,10 +26,10 @@ use crate::protocol::{
     AcknowledgedParams, ErrorObject, Implementation, ListChangedParams, Notification,
     PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, RequestId,
     ResourceUpdatedParams, SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionFilter, SubscriptionMeta,
-    SubscriptionsListenResult, TOOLS_LIST_CHANGED,
+    SubscriptionsListenResult, TASKS_NOTIFICATION, TOOLS_LIST_CHANGED, TaskNotificationParams,
 };
 
-/// The most URIs one listen request may subscribe to.
+/// The most URIs (and task ids) one listen request may subscribe to.
 pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 
 /// Limits on listen streams, per replica.
@@ -150,6 +150,7 @@ pub(crate) struct Honoured {
     pub(crate) tools: bool,
     pub(crate) prompts: bool,
     pub(crate) resources: bool,
+    pub(crate) tasks: bool,
 }
 
 /// Reads and checks `params.notifications`, and keeps the part the server honours.
@@ -178,12 +179,19 @@ pub(crate) fn filter(
             "Invalid resourceSubscriptions entry {bad:?}: a URI needs a scheme"
         )));
     }
+    let task_ids = asked.task_ids.unwrap_or_default();
+    if task_ids.len() > MAX_RESOURCE_SUBSCRIPTIONS {
+        return Err(ErrorObject::invalid_params(format!(
+            "Too many taskIds: at most {MAX_RESOURCE_SUBSCRIPTIONS}"
+        )));
+    }
     let keep = |asked: Option<bool>, ok: bool| (asked == Some(true) && ok).then_some(true);
     Ok(SubscriptionFilter {
         tools_list_changed: keep(asked.tools_list_changed, honoured.tools),
         prompts_list_changed: keep(asked.prompts_list_changed, honoured.prompts),
         resources_list_changed: keep(asked.resources_list_changed, honoured.resources),
         resource_subscriptions: (honoured.resources && !uris.is_empty()).then_some(uris),
+        task_ids: (honoured.tasks && !task_ids.is_empty()).then_some(task_ids),
     })
 }
 
@@ -225,6 +233,8 @@ pub(crate) fn covers(subscribed: &str, updated: &str) -> bool {
 struct State {
     id: RequestId,
     filter: SubscriptionFilter,
+    /// The digest of the listening principal: only its own tasks are reported.
+    principal: Option<String>,
     pending: VecDeque<Bytes>,
     bus: BusReceiver,
     shutdown: CancellationToken,
@@ -301,6 +311,14 @@ impl State {
                         self.updated(uri);
                     }
                 }
+                ChangeEvent::TaskStatus(change) => {
+                    let wanted = self.filter.task_ids.as_deref().unwrap_or(&[]);
+                    if change.principal == self.principal && wanted.contains(&change.task.task_id) {
+                        metrics::record_notification_delivered(TASKS_NOTIFICATION);
+                        let params = TaskNotificationParams::new(change.task.clone(), self.meta());
+                        self.pending.push_back(encode(TASKS_NOTIFICATION, params));
+                    }
+                }
                 ChangeEvent::ServerFingerprint(theirs) => {
                     let ours = self.fingerprints.clone();
                     for method in changed_lists([tools, prompts, resources], &ours, Some(theirs)) {
@@ -368,6 +386,7 @@ impl Listeners {
         &self,
         id: RequestId,
         filter: SubscriptionFilter,
+        principal: Option<String>,
         bus: BusReceiver,
         server_info: Arc<Implementation>,
     ) -> Result<Listen, Reply> {
@@ -399,6 +418,7 @@ impl Listeners {
         let state = State {
             id,
             filter,
+            principal,
             pending: VecDeque::from([ack]),
             bus,
             shutdown: self.shutdown.clone(),
@@ -442,6 +462,7 @@ mod tests {
                 tools: true,
                 prompts: false,
                 resources: true,
+                tasks: false,
             },
         )
         .unwrap();
@@ -459,6 +480,7 @@ mod tests {
                 tools: true,
                 prompts: true,
                 resources: true,
+                tasks: true,
             };
             assert_eq!(filter(Some(&raw), &h).unwrap_err().code, -32602, "{bad}");
         }
@@ -466,6 +488,7 @@ mod tests {
             tools: true,
             prompts: true,
             resources: true,
+            tasks: true,
         };
         assert!(filter(None, &h).is_err());
     }

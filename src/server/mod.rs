@@ -10,9 +10,11 @@
 //!
 //! - `ladder`: [`Server::handle`], the validation ladder in order, and routing.
 //! - `methods/`: one file per method family that runs a handler (`tools/call`,
-//!   `resources/read`, `prompts/get`, `completion/complete`); `lists` and `listen` answer
+//!   `resources/read`, `prompts/get`, `completion/complete`, `tasks/*`); `lists` and `listen` answer
 //!   the lists, `server/discover` and `subscriptions/listen`.
 //! - `runner`: running a handler (context, cancellation, panic isolation, stamping).
+//! - `task_runner`: running a tool as a task (creation, lease, settling, resume, stop,
+//!   sweeping lapsed leases); the `tasks/*` family in `methods/` and `tools/call` call it.
 //! - `mrtr`: what a retry brings, single-use claims, sealing `input_required` answers.
 //! - `seal/`: the key ring, bindings, and sealed tokens.
 //! - `envelope` (reading the body), `mirror` (header checks), `cursor`, `scopes`.
@@ -37,6 +39,7 @@ mod runner;
 mod scopes;
 mod seal;
 mod service;
+mod task_runner;
 #[cfg(test)]
 mod test_support;
 
@@ -79,6 +82,7 @@ pub(crate) struct Inner {
     pub(crate) legacy: legacy::Legacy,
     /// Opens each request's span and metrics series (labels from the frozen registry).
     pub(crate) observer: crate::observability::RequestObserver,
+    pub(crate) tasks: task_runner::Tasks,
 }
 
 impl std::fmt::Debug for Server {

@@ -140,7 +140,7 @@ impl Server {
         })
     }
 
-    fn failed(&self, id: RequestId, method: &str, e: Error) -> Reply {
+    pub(in crate::server) fn failed(&self, id: RequestId, method: &str, e: Error) -> Reply {
         if e.kind() == crate::ErrorKind::Internal {
             tracing::error!(request_id = %id, method, error = %e, "handler failed");
         }

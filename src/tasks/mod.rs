@@ -42,6 +42,7 @@ mod memory;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
+mod settings;
 
 use futures_util::future::BoxFuture;
 use serde_json::json;
@@ -52,6 +53,7 @@ pub use memory::{DEFAULT_MAX_TASKS, MemoryTaskStore};
 pub use record::{Lease, TaskRecord, TaskStatus, TaskWork, now_ms};
 #[cfg(feature = "redis")]
 pub use redis::RedisTaskStore;
+pub use settings::{TTL_BOUNDS, TaskSettings};
 
 /// The JSON-RPC error code a task whose replica died ends with (`-32603`, internal error).
 pub const LEASE_LAPSED_CODE: i64 = -32603;

@@ -1,7 +1,7 @@
 //! What a task store holds for one task: its status, its outcome, what it asks the client,
 //! the work needed to resume it, and the lease of the replica running it.
 //!
-//! Leaf module: imports nothing of the crate but [`crate::protocol::JsonObject`].
+//! Imports nothing of the crate but `protocol` (the wire views of a task).
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::JsonObject;
+use crate::protocol::{GetTaskResult, JsonObject, Task, iso8601};
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> u64 {
@@ -195,6 +195,32 @@ impl TaskRecord {
     /// Whether its lease lapsed before `now_ms` while it is `working`.
     pub fn lease_lapsed(&self, now_ms: u64) -> bool {
         self.status == TaskStatus::Working && self.lease.as_ref().is_some_and(|l| l.until < now_ms)
+    }
+
+    /// The task as clients see it.
+    pub fn to_wire(&self) -> Task {
+        Task {
+            task_id: self.id.clone(),
+            status: self.status.as_str().to_owned(),
+            status_message: self.status_message.clone(),
+            created_at: iso8601(self.created_at),
+            last_updated_at: iso8601(self.last_updated_at),
+            ttl_ms: Some(self.ttl_ms.max(1)),
+            poll_interval_ms: Some(self.poll_interval_ms.max(1)),
+        }
+    }
+
+    /// The `tasks/get` view: the task, and what its status has (the tool result when
+    /// completed, the error when failed, the input requests when waiting for input).
+    pub fn to_detailed(&self) -> GetTaskResult {
+        let input = (self.status == TaskStatus::InputRequired).then(|| self.input_requests.clone());
+        let result = (self.status == TaskStatus::Completed)
+            .then(|| self.result.clone())
+            .flatten();
+        let error = (self.status == TaskStatus::Failed)
+            .then(|| self.error.clone())
+            .flatten();
+        GetTaskResult::new(self.to_wire(), result, error, input)
     }
 
     /// When a store may forget it: [`ttl_ms`](Self::ttl_ms) after `written_at_ms` (the time

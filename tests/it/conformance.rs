@@ -122,3 +122,38 @@ fn the_whole_legacy_suite_passes_including_unscored_scenarios() {
         ],
     );
 }
+
+/// Every `tasks-*` scenario of the Tasks extension, run one by one (extension scenarios run
+/// by `--scenario`, without `--spec-version`): every check passes, `wire-schema-valid`
+/// included, and the one scenario the suite always skips reports no check at all. The
+/// counts are the suite's (35 scenario checks plus one `wire-schema-valid` per scenario
+/// that sends anything), so a check that silently stopped running fails here too.
+#[test]
+fn every_tasks_scenario_passes() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    let scenarios = [
+        ("tasks-lifecycle", 9),
+        ("tasks-capability-negotiation", 5),
+        ("tasks-wire-fields", 4),
+        ("tasks-request-state-removal", 3),
+        ("tasks-mrtr-input", 4),
+        ("tasks-request-headers", 5),
+        ("tasks-dispatch-and-envelope", 9),
+        ("tasks-status-notifications", 0),
+        ("tasks-required-task-error", 3),
+        ("tasks-mrtr-composition", 2),
+    ];
+    let mut total = 0;
+    for (scenario, checks) in scenarios {
+        let (ok, text) = run(&["server", "--url", &server.url, "--scenario", scenario]);
+        assert!(ok, "{scenario} failed:\n{text}");
+        let summary = format!("Passed: {checks}/{checks}, 0 failed, 0 warnings");
+        assert!(
+            text.contains(&summary),
+            "{scenario}: expected {summary:?}:\n{text}"
+        );
+        assert!(!text.contains("FAILURE"), "{scenario}:\n{text}");
+        total += checks;
+    }
+    assert_eq!(total, 44);
+}

@@ -40,4 +40,6 @@ mod session_store;
 mod single_use;
 mod stdio;
 mod task_store;
+mod tasks;
+mod tasks_cluster;
 mod typed_handlers;

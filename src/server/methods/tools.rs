@@ -1,6 +1,8 @@
 //! `tools/call`: the tool by name, its arguments (an object), the `Mcp-Param-*` mirrors, the
 //! input schema (failures are results with `isError: true`), then the handler, whose
-//! `structuredContent` is checked against its `outputSchema`.
+//! `structuredContent` is checked against its `outputSchema`. A task-capable tool called by
+//! a client that declared the Tasks extension runs as a task (`task_runner`); a
+//! task-required one without it is `-32021`.
 
 use std::sync::Arc;
 
@@ -8,8 +10,11 @@ use bytes::Bytes;
 use http::Extensions;
 use serde_json::{Value, json};
 
+use super::tasks::{declares_tasks, missing_tasks_extension};
 use crate::Error;
+use crate::handler::TaskSupport;
 use crate::handler::input::Stop;
+use crate::handler::registry::RegisteredTool;
 use crate::handler::{RequestContext, ToolHandler};
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId, RequestMeta};
@@ -20,6 +25,8 @@ use crate::server::mirror::MirroredHeaders;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
 use crate::server::seal::PendingArguments;
+use crate::server::task_runner::ToolCall;
+use crate::tasks::TaskWork;
 
 /// How many argument-validation failures a tool error lists.
 const MAX_REPORTED_ARGUMENT_ERRORS: usize = 5;
@@ -125,6 +132,16 @@ impl Server {
             view,
             &extensions,
         )?;
+        if tool.task_support != TaskSupport::Forbidden {
+            if asker.is_none() && declares_tasks(&meta.client_capabilities) {
+                let work = TaskWork::new(name.into_owned(), arguments.clone());
+                let call = tool_call(tool, arguments);
+                return Ok(self.call_as_task(id.clone(), meta, extensions, retry, work, call));
+            }
+            if tool.task_support == TaskSupport::Required {
+                return Err(missing_tasks_extension());
+            }
+        }
         let handler = tool.handler.clone();
         let output = tool.output_validator.clone();
         let (id, retry) = (id.clone(), Some(retry));
@@ -140,4 +157,20 @@ impl Server {
             }),
         })
     }
+
+    /// The handler of the tool `name` bound to `arguments`, for resuming a task.
+    pub(in crate::server) fn tool_call(&self, name: &str, arguments: Value) -> Option<ToolCall> {
+        self.inner
+            .registry
+            .tool(name)
+            .map(|tool| tool_call(tool, arguments))
+    }
+}
+
+/// A tool's handler bound to its arguments, its `structuredContent` checked against its
+/// `outputSchema`: what runs inline and as a task alike.
+fn tool_call(tool: &RegisteredTool, arguments: Value) -> ToolCall {
+    let handler = tool.handler.clone();
+    let output = tool.output_validator.clone();
+    Box::new(move |ctx| Box::pin(invoke(handler, output, ctx, arguments)))
 }

@@ -229,6 +229,8 @@ pub struct ClusterOptions {
     pub page_size: u64,
     /// `--drain-delay-secs`.
     pub drain_delay_secs: u64,
+    /// More flags for every replica.
+    pub extra_args: Vec<String>,
 }
 
 impl Default for ClusterOptions {
@@ -237,6 +239,7 @@ impl Default for ClusterOptions {
             replicas: 3,
             page_size: 2,
             drain_delay_secs: 1,
+            extra_args: Vec::new(),
         }
     }
 }
@@ -264,27 +267,26 @@ impl Cluster {
         let replicas: Vec<ServerProcess> = (1..=options.replicas)
             .map(|i| {
                 let id = format!("r{i}");
-                spawn_server_with(
-                    &[
-                        "--log",
-                        "warn,stateless_mcp::app=info,stateless_mcp::runner=info",
-                        "--fixtures",
-                        "conformance",
-                        "--bus",
-                        &bus,
-                        "--replica-id",
-                        &id,
-                        "--state-keys",
-                        STATE_KEYS,
-                        "--page-size",
-                        &page,
-                        "--drain-delay-secs",
-                        &drain,
-                        "--shutdown-timeout-secs",
-                        "30",
-                    ],
-                    &[],
-                )
+                let mut args: Vec<&str> = vec![
+                    "--log",
+                    "warn,stateless_mcp::app=info,stateless_mcp::runner=info",
+                    "--fixtures",
+                    "conformance",
+                    "--bus",
+                    &bus,
+                    "--replica-id",
+                    &id,
+                    "--state-keys",
+                    STATE_KEYS,
+                    "--page-size",
+                    &page,
+                    "--drain-delay-secs",
+                    &drain,
+                    "--shutdown-timeout-secs",
+                    "30",
+                ];
+                args.extend(options.extra_args.iter().map(String::as_str));
+                spawn_server_with(&args, &[])
             })
             .collect();
         for r in &replicas {

@@ -27,6 +27,16 @@ pub fn subscription_id(message: &Value) -> &Value {
 impl Listener {
     /// Sends `subscriptions/listen` with `notifications` and returns the open stream.
     pub async fn open(client: &Client, id: Value, notifications: Value) -> Listener {
+        Self::open_with(client, id, notifications, &[]).await
+    }
+
+    /// Like [`Listener::open`], with `extra` headers on the request.
+    pub async fn open_with(
+        client: &Client,
+        id: Value,
+        notifications: Value,
+        extra: &[(&str, &str)],
+    ) -> Listener {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
                           "params": with_meta(json!({"notifications": notifications}))});
         let mut req = crate::support::http()
@@ -34,6 +44,9 @@ impl Listener {
             .body(body.to_string());
         for (k, v) in Client::headers("subscriptions/listen", None) {
             req = req.header(k, v);
+        }
+        for (k, v) in extra {
+            req = req.header(*k, *v);
         }
         let resp = req.send().await.expect("listen sent");
         let status = resp.status().as_u16();

@@ -219,8 +219,19 @@ pub fn request_parts(method: &str, id: Value, params: Value) -> (Vec<(String, St
     let name = params
         .get("name")
         .or_else(|| params.get("uri"))
+        .or_else(|| params.get("taskId"))
         .and_then(Value::as_str)
-        .filter(|_| matches!(method, "tools/call" | "prompts/get" | "resources/read"))
+        .filter(|_| {
+            matches!(
+                method,
+                "tools/call"
+                    | "prompts/get"
+                    | "resources/read"
+                    | "tasks/get"
+                    | "tasks/update"
+                    | "tasks/cancel"
+            )
+        })
         .map(str::to_owned);
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     (Client::headers(method, name.as_deref()), body.to_string())
