@@ -397,7 +397,7 @@ impl ServerBuilder {
                 states: Arc::new(self.states),
                 legacy,
                 observer,
-                tasks: super::task_runner::Tasks::new(
+                tasks: super::task_state::Tasks::new(
                     self.task_store
                         .unwrap_or_else(|| Arc::new(crate::tasks::MemoryTaskStore::default())),
                     self.task_settings,

@@ -245,7 +245,7 @@ impl Server {
                     match inner.listeners.start(
                         id.clone(),
                         filter,
-                        super::task_runner::principal_digest(&extensions),
+                        super::task_state::principal_digest(&extensions),
                         inner.notifier.subscribe(),
                         inner.server_info.clone(),
                     ) {

@@ -14,7 +14,9 @@
 //!   the lists, `server/discover` and `subscriptions/listen`.
 //! - `runner`: running a handler (context, cancellation, panic isolation, stamping).
 //! - `task_runner`: running a tool as a task (creation, lease, settling, resume, stop,
-//!   sweeping lapsed leases); the `tasks/*` family in `methods/` and `tools/call` call it.
+//!   resume); `task_state`: the replica's running tasks, leases and upkeep (bus watcher,
+//!   lapsed-lease sweeper, shutdown). The `tasks/*` family in `methods/` and `tools/call`
+//!   use them.
 //! - `mrtr`: what a retry brings, single-use claims, sealing `input_required` answers.
 //! - `seal/`: the key ring, bindings, and sealed tokens.
 //! - `envelope` (reading the body), `mirror` (header checks), `cursor`, `scopes`.
@@ -40,6 +42,7 @@ mod scopes;
 mod seal;
 mod service;
 mod task_runner;
+mod task_state;
 #[cfg(test)]
 mod test_support;
 
@@ -82,7 +85,7 @@ pub(crate) struct Inner {
     pub(crate) legacy: legacy::Legacy,
     /// Opens each request's span and metrics series (labels from the frozen registry).
     pub(crate) observer: crate::observability::RequestObserver,
-    pub(crate) tasks: task_runner::Tasks,
+    pub(crate) tasks: task_state::Tasks,
 }
 
 impl std::fmt::Debug for Server {

@@ -1,8 +1,8 @@
 //! Running tools as tasks (the Tasks extension): creating a task from a `tools/call`,
 //! driving its handler on this replica under a lease, settling its outcome in the
-//! [`TaskStore`], resuming it after `tasks/update`, stopping it when any replica cancels it,
-//! failing the tasks of replicas that died, and failing this replica's own tasks when it
-//! shuts down.
+//! [`TaskStore`](crate::tasks::TaskStore) and resuming it after `tasks/update`. (The
+//! replica's task state and its upkeep, the bus watcher, the lease sweeper and the shutdown,
+//! are in `task_state`.)
 //!
 //! # How replicas cooperate
 //!
@@ -24,44 +24,34 @@
 //!   handler again with every answer, like a multi-round-trip retry. The replica that ran
 //!   it first need not be alive.
 //!
-//! May import: `tasks` (the store), `runner`-level pieces of `server` (context, replies,
-//! sealing of `input_required`), `handler`, `notify`, `protocol`. The `tasks/*` method
-//! family calls it.
+//! May import: `task_state`, `tasks` (the store), `runner`-level pieces of `server`
+//! (context, replies, sealing of `input_required`), `handler`, `protocol`. `tools/call` and
+//! the `tasks/*` method family call it.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, Weak};
 use std::task::Poll;
-use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::OsRng;
-use chacha20poly1305::aead::rand_core::RngCore as _;
 use futures_util::FutureExt as _;
 use http::Extensions;
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
 use tokio_util::sync::CancellationToken;
 
+use super::Server;
 use super::outcome::{Outcome, Running};
 use super::reply::Reply;
-use super::{Inner, Server};
+use super::task_state::{principal_digest, random_id};
 use crate::handler::context::ContextParts;
 use crate::handler::input::Stop;
-use crate::handler::{Input, Principal, RequestContext};
-use crate::notify::{ChangeEvent, Delivery, TaskChange};
+use crate::handler::{Input, RequestContext};
 use crate::observability::metrics;
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{
     CallToolResult, ClientCapabilities, CreateTaskResult, ErrorObject, RequestId, RequestMeta,
     StampResult,
 };
-use crate::tasks::{
-    Lease, TaskRecord, TaskSettings, TaskStatus, TaskStore, TaskWork, Updated, fail_lapsed, now_ms,
-};
+use crate::tasks::{TaskRecord, TaskStatus, TaskWork, Updated};
 
 /// A task handler's future: the tool's result, or why it stopped; a panic caught.
 pub(super) type TaskFuture =
@@ -75,39 +65,6 @@ pub(super) type ToolCall = Box<
         + Send,
 >;
 
-/// The task state of one replica: the shared store, the settings, and the handlers running
-/// here.
-pub(crate) struct Tasks {
-    pub(crate) store: Arc<dyn TaskStore>,
-    pub(crate) settings: TaskSettings,
-    /// This replica's id in leases (random per process).
-    pub(crate) replica: String,
-    running: Mutex<HashMap<String, CancellationToken>>,
-    background: std::sync::Once,
-    /// Stops the background loops when the server is dropped.
-    stop: CancellationToken,
-}
-
-impl Drop for Tasks {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-/// A random, unguessable id (128 bits, base64url).
-fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    OsRng.fill_bytes(&mut bytes);
-    URL_SAFE_NO_PAD.encode(bytes)
-}
-
-/// The digest tasks are bound to: who the caller is (issuer, subject, client id), not the
-/// token's claims. `None` for an anonymous caller.
-pub(super) fn principal_digest(extensions: &Extensions) -> Option<String> {
-    let p = extensions.get::<Principal>()?;
-    Some(URL_SAFE_NO_PAD.encode(&Sha256::digest(p.binding().as_bytes())[..16]))
-}
-
 /// How a task's handler run ended, as the store records it.
 enum End {
     Completed(Value),
@@ -118,108 +75,7 @@ enum End {
     },
 }
 
-impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, settings: TaskSettings) -> Self {
-        Tasks {
-            store,
-            settings,
-            replica: random_id(),
-            running: Mutex::new(HashMap::new()),
-            background: std::sync::Once::new(),
-            stop: CancellationToken::new(),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// How many handlers run here now.
-    pub(crate) fn running(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// A fresh lease for this replica.
-    pub(super) fn lease(&self) -> Lease {
-        Lease {
-            replica: self.replica.clone(),
-            until: now_ms() + u64::try_from(self.settings.lease.as_millis()).unwrap_or(u64::MAX),
-        }
-    }
-
-    /// Whether `task` runs under this replica's lease.
-    fn holds(&self, task: &TaskRecord) -> bool {
-        task.status == TaskStatus::Working
-            && task
-                .lease
-                .as_ref()
-                .is_some_and(|l| l.replica == self.replica)
-    }
-
-    /// Registers a handler for `id` unless `limit` handlers run already.
-    fn admit(&self, id: &str, token: &CancellationToken, limit: Option<usize>) -> bool {
-        let mut running = self.lock();
-        if limit.is_some_and(|max| running.len() >= max) {
-            return false;
-        }
-        running.insert(id.to_owned(), token.clone());
-        metrics::record_task_running(true);
-        true
-    }
-
-    fn release(&self, id: &str) {
-        if self.lock().remove(id).is_some() {
-            metrics::record_task_running(false);
-        }
-    }
-
-    /// Stops the handler of `id` if it runs here.
-    pub(crate) fn stop_local(&self, id: &str) {
-        if let Some(token) = self.lock().get(id) {
-            token.cancel();
-        }
-    }
-
-    fn ids(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
-    }
-}
-
 impl Server {
-    /// Publishes a task's new status (listen streams, and the replica running it).
-    pub(super) async fn announce_task(&self, task: &TaskRecord) {
-        if task.status.is_terminal() {
-            metrics::record_task_ended(task.status.as_str());
-        }
-        let change = TaskChange::new(task.to_wire(), task.principal.clone());
-        if let Err(e) = self
-            .inner
-            .notifier
-            .publish(ChangeEvent::TaskStatus(change))
-            .await
-        {
-            tracing::warn!(task_id = %task.id, error = %e, "a task status change was not published");
-        }
-    }
-
-    /// Starts this replica's background task work once: the lease sweeper and the watcher
-    /// that stops handlers of tasks other replicas ended.
-    pub(super) fn start_task_background(&self) {
-        let inner = &self.inner;
-        inner.tasks.background.call_once(|| {
-            let weak = Arc::downgrade(&self.inner);
-            let stop = inner.tasks.stop.clone();
-            tokio::spawn(watch(
-                weak.clone(),
-                inner.notifier.subscribe(),
-                stop.clone(),
-            ));
-            let every = (inner.tasks.settings.lease / 4)
-                .clamp(Duration::from_millis(100), Duration::from_secs(5));
-            tokio::spawn(sweep(weak, every, stop));
-        });
-    }
-
     /// Answers a `tools/call` of a task-capable tool from a client that declared the
     /// extension: polls the handler once (an [`InputRequired::before_task`](
     /// crate::InputRequired::before_task) answer is an inline `input_required` round), then
@@ -514,51 +370,6 @@ impl Server {
             }
         }
     }
-
-    /// Fails every task still running on this replica (`-32603`, "the replica shut down")
-    /// and stops its handler. The drain calls it once the drain delay is over, so running
-    /// tasks get that long to finish; none is left `working`. Returns how many it failed.
-    pub async fn stop_tasks(&self) -> usize {
-        let tasks = &self.inner.tasks;
-        let mut failed = 0;
-        for task_id in tasks.ids() {
-            let updated = tasks
-                .store
-                .update(&task_id, |t| {
-                    if !tasks.holds(t) {
-                        return false;
-                    }
-                    t.set_status(TaskStatus::Failed);
-                    t.status_message = Some("the replica shut down".into());
-                    t.error = Some(json!({
-                        "code": crate::tasks::LEASE_LAPSED_CODE,
-                        "message": "Internal error: the replica running this task shut down before it finished",
-                    }));
-                    true
-                })
-                .await;
-            tasks.stop_local(&task_id);
-            match updated {
-                Ok(Updated::Changed(t)) => {
-                    failed += 1;
-                    self.announce_task(&t).await;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::error!(task_id, error = %e, "a task could not be failed at shutdown; its lease will lapse")
-                }
-            }
-        }
-        if failed > 0 {
-            tracing::info!(failed, "failed the tasks still running at shutdown");
-        }
-        failed
-    }
-
-    /// How many task handlers run on this replica now.
-    pub fn running_tasks(&self) -> usize {
-        self.inner.tasks.running()
-    }
 }
 
 /// A handler future with its panic caught.
@@ -570,64 +381,4 @@ fn guarded(
             .catch_unwind()
             .map(|r| r.map_err(|_| ())),
     )
-}
-
-/// Stops the handlers of tasks that other replicas ended (cancelled, failed a lapsed lease),
-/// as their status changes arrive on the bus. After missed events, re-reads every task
-/// running here.
-async fn watch(weak: Weak<Inner>, mut rx: crate::notify::BusReceiver, stop: CancellationToken) {
-    loop {
-        let delivery = tokio::select! {
-            () = stop.cancelled() => return,
-            d = rx.recv() => match d { Some(d) => d, None => return },
-        };
-        let Some(inner) = weak.upgrade() else { return };
-        match delivery {
-            Delivery::Event(event) => {
-                if let ChangeEvent::TaskStatus(change) = &*event {
-                    if change.is_terminal() {
-                        inner.tasks.stop_local(&change.task.task_id);
-                    }
-                }
-            }
-            Delivery::Resync => {
-                for id in inner.tasks.ids() {
-                    match inner.tasks.store.get(&id).await {
-                        Ok(Some(t)) if !t.status.is_terminal() => {}
-                        Ok(_) => inner.tasks.stop_local(&id),
-                        Err(e) => tracing::debug!(task_id = %id, error = %e, "task not re-read"),
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Fails, every `every`, the tasks whose replica's lease lapsed (on any replica).
-async fn sweep(weak: Weak<Inner>, every: Duration, stop: CancellationToken) {
-    let mut tick = tokio::time::interval(every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        let Some(inner) = weak.upgrade() else { return };
-        let server = Server { inner };
-        match fail_lapsed(&*server.inner.tasks.store, now_ms()).await {
-            Ok(failed) => {
-                if !failed.is_empty() {
-                    metrics::record_task_lease_expiries(failed.len() as u64);
-                    tracing::warn!(
-                        failed = failed.len(),
-                        "failed tasks whose replica's lease lapsed"
-                    );
-                }
-                for t in &failed {
-                    server.announce_task(t).await;
-                }
-            }
-            Err(e) => tracing::debug!(error = %e, "lapsed task leases not swept"),
-        }
-    }
 }

@@ -4,18 +4,15 @@
 
 use std::time::Duration;
 
-use axum::extract::Request;
-use axum::middleware::{self, Next};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::protocol::ResourceContents;
 use stateless_mcp::{
-    InputRequired, Principal, RequestContext, ResourceDef, Server, StateKeys, StreamableHttp,
-    ToolDef, ToolError,
+    InputRequired, RequestContext, ResourceDef, Server, StateKeys, ToolDef, ToolError,
 };
 
-use crate::support::{Client, TestServer, start, start_router};
+use crate::support::{Client, TestServer, start, start_with_test_principal};
 
 const K1: &str = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 const K2: &str = "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
@@ -98,22 +95,7 @@ async fn serve(keys: &str) -> TestServer {
 
 /// Serves with a test-only authentication layer: `x-test-user` becomes the principal.
 async fn serve_with_principal(keys: &str) -> TestServer {
-    async fn authenticate(mut req: Request, next: Next) -> axum::response::Response {
-        let user = req
-            .headers()
-            .get("x-test-user")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        if let Some(user) = user {
-            req.extensions_mut()
-                .insert(Principal::new(user).with_issuer("https://issuer.test"));
-        }
-        next.run(req).await
-    }
-    let router = StreamableHttp::new(server(keys, Duration::from_secs(600)))
-        .into_router()
-        .layer(middleware::from_fn(authenticate));
-    start_router(router, "/mcp").await
+    start_with_test_principal(server(keys, Duration::from_secs(600))).await
 }
 
 fn caps(c: Value) -> Value {

@@ -7,18 +7,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::extract::Request;
-use axum::middleware::{self, Next};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::handler::TaskSupport;
 use stateless_mcp::tasks::TaskSettings;
-use stateless_mcp::{Principal, RequestContext, Server, StreamableHttp, ToolDef, ToolError};
+use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
 
 use crate::support::listen::Listener;
 use crate::support::schema::assert_valid;
-use crate::support::{Client, Exchange, TestServer, start, start_router};
+use crate::support::{Client, Exchange, start, start_with_test_principal};
 
 /// `_meta` declaring the Tasks extension (and form elicitation).
 pub(crate) fn task_meta() -> Value {
@@ -104,6 +102,25 @@ pub(crate) async fn until(
 #[derive(Deserialize, JsonSchema)]
 struct NoArgs {}
 
+/// A server with only [`forever`], serving, with one task of it created.
+async fn one_forever_task() -> (
+    Server,
+    crate::support::TestServer,
+    Client,
+    String,
+    Arc<AtomicBool>,
+) {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let server = Server::builder()
+        .tool(forever(dropped.clone()))
+        .build()
+        .unwrap();
+    let srv = start(server.clone()).await;
+    let client = Client::new(&srv.url);
+    let id = create(&client, "forever", json!({})).await;
+    (server, srv, client, id, dropped)
+}
+
 /// A tool that runs until cancelled, and records that it was dropped.
 fn forever(dropped: Arc<AtomicBool>) -> ToolDef {
     ToolDef::new("forever")
@@ -176,25 +193,6 @@ async fn the_same_handler_answers_inline_and_as_a_task() {
     assert!(done.get("inputRequests").is_none());
 }
 
-/// Serves with a test-only authentication layer: `x-test-user` becomes the principal.
-async fn serve_with_principal(server: Server) -> TestServer {
-    async fn authenticate(mut req: Request, next: Next) -> axum::response::Response {
-        let user = req
-            .headers()
-            .get("x-test-user")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        if let Some(user) = user {
-            req.extensions_mut().insert(Principal::new(user));
-        }
-        next.run(req).await
-    }
-    let router = StreamableHttp::new(server)
-        .into_router()
-        .layer(middleware::from_fn(authenticate));
-    start_router(router, "/mcp").await
-}
-
 fn as_user(url: &str, user: &str) -> Client {
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert("x-test-user", user.parse().unwrap());
@@ -208,7 +206,7 @@ fn as_user(url: &str, user: &str) -> Client {
 
 #[tokio::test]
 async fn a_task_belongs_to_the_principal_that_created_it() {
-    let srv = serve_with_principal(fixtures(TaskSettings::default())).await;
+    let srv = start_with_test_principal(fixtures(TaskSettings::default())).await;
     let (alice, bob, anonymous) = (
         as_user(&srv.url, "alice"),
         as_user(&srv.url, "bob"),
@@ -239,14 +237,7 @@ async fn a_task_belongs_to_the_principal_that_created_it() {
 
 #[tokio::test]
 async fn a_cancelled_task_stops_its_handler() {
-    let dropped = Arc::new(AtomicBool::new(false));
-    let server = Server::builder()
-        .tool(forever(dropped.clone()))
-        .build()
-        .unwrap();
-    let srv = start(server.clone()).await;
-    let client = Client::new(&srv.url);
-    let id = create(&client, "forever", json!({})).await;
+    let (server, _srv, client, id, dropped) = one_forever_task().await;
     assert_eq!(server.running_tasks(), 1);
     let ack = task_request(&client, "tasks/cancel", &id, json!({})).await;
     assert_eq!(ack.result()["resultType"], "complete");
@@ -352,7 +343,7 @@ async fn a_server_without_task_tools_offers_no_tasks() {
 
 #[tokio::test]
 async fn listen_streams_hear_the_status_of_the_tasks_they_name() {
-    let srv = serve_with_principal(fixtures(TaskSettings::default())).await;
+    let srv = start_with_test_principal(fixtures(TaskSettings::default())).await;
     let alice = as_user(&srv.url, "alice");
     let id = create(&alice, "slow_compute", json!({"seconds": 0.5})).await;
     let other = create(&alice, "slow_compute", json!({"seconds": 60})).await;
@@ -392,14 +383,7 @@ async fn listen_streams_hear_the_status_of_the_tasks_they_name() {
 
 #[tokio::test]
 async fn shutting_down_fails_what_still_runs() {
-    let dropped = Arc::new(AtomicBool::new(false));
-    let server = Server::builder()
-        .tool(forever(dropped.clone()))
-        .build()
-        .unwrap();
-    let srv = start(server.clone()).await;
-    let client = Client::new(&srv.url);
-    let id = create(&client, "forever", json!({})).await;
+    let (server, _srv, client, id, dropped) = one_forever_task().await;
     assert_eq!(server.stop_tasks().await, 1);
     let failed = get(&client, &id).await;
     assert_eq!(failed["status"], "failed");

@@ -185,3 +185,20 @@ async fn a_redis_restart_is_an_error_while_it_lasts() {
     }
     assert_eq!(get(&r[1], &id).await["status"], "cancelled");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draining_replica_finishes_short_tasks_and_fails_the_rest() {
+    let mut c = cluster().await;
+    let r = clients(&c);
+    let short = create(&r[0], "slow_compute", json!({"seconds": 0.3})).await;
+    let long = create(&r[0], "slow_compute", json!({"seconds": 60})).await;
+    c.replica("r1").signal("TERM");
+    // The drain delay (1 s) lets the short task finish; the long one fails when the
+    // listener closes, long before its lease would lapse.
+    let done = until(&r[1], &short, "completed", Duration::from_secs(5)).await;
+    assert!(done["result"]["content"].is_array());
+    let failed = until(&r[1], &long, "failed", Duration::from_secs(5)).await;
+    assert_eq!(failed["error"]["code"], -32603);
+    assert_eq!(failed["statusMessage"], "the replica shut down");
+    assert!(c.replica_mut("r1").wait().success());
+}

@@ -23,7 +23,7 @@ use crate::server::Server;
 use crate::server::envelope::{ParamsView, string_field};
 use crate::server::outcome::{Outcome, Running};
 use crate::server::reply::Reply;
-use crate::server::task_runner::principal_digest;
+use crate::server::task_state::principal_digest;
 use crate::tasks::{TaskRecord, TaskStatus, Updated, lapse, now_ms};
 
 /// Whether the client declared the Tasks extension on this request.

@@ -83,6 +83,31 @@ pub fn serve_on(listener: tokio::net::TcpListener, router: axum::Router, path: &
     }
 }
 
+/// Serves `server` behind a test-only authentication layer: the `x-test-user` header
+/// becomes the request's principal (subject = its value, issuer `https://issuer.test`);
+/// without it the request is anonymous.
+pub async fn start_with_test_principal(server: Server) -> TestServer {
+    async fn authenticate(
+        mut req: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> axum::response::Response {
+        let user = req
+            .headers()
+            .get("x-test-user")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(user) = user {
+            req.extensions_mut()
+                .insert(stateless_mcp::Principal::new(user).with_issuer("https://issuer.test"));
+        }
+        next.run(req).await
+    }
+    let router = StreamableHttp::new(server)
+        .into_router()
+        .layer(axum::middleware::from_fn(authenticate));
+    start_router(router, "/mcp").await
+}
+
 /// The reference server with the demo and conformance fixtures, as the binary builds it.
 pub fn fixtures_server() -> Server {
     let b = stateless_mcp::fixtures::demo(Server::builder());
