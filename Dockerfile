@@ -11,7 +11,7 @@ WORKDIR /src
 COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked --bin stateless-mcp \
+    cargo build --release --locked --features reference-server --bin stateless-mcp \
  && install -D -m 0755 target/release/stateless-mcp /out/stateless-mcp
 
 # Run stage: a small Debian base, no shell tools needed at run time, a non-root user.

@@ -1,7 +1,7 @@
 //! Notification latency across replicas, measured on the real binary with a real Redis bus.
 //!
 //! ```text
-//! cargo build --release && cargo bench --bench bus_latency -- [--events 2000] [--warmup 100]
+//! cargo build --release --features reference-server && cargo bench --bench bus_latency -- [--events 2000] [--warmup 100]
 //! ```
 //!
 //! Starts `redis-server` and two replicas of `target/release/stateless-mcp --fixtures

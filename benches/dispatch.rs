@@ -22,7 +22,7 @@ use http::Extensions;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use stateless_mcp::server::{Mirrored, MirroredHeaders, Outcome};
+use stateless_mcp::extend::{Mirrored, MirroredHeaders, Outcome};
 use stateless_mcp::{InputRequired, RequestContext, Server, StateKeys, ToolDef, ToolError};
 use tokio::runtime::Runtime;
 

@@ -1,7 +1,7 @@
 //! What an open `subscriptions/listen` stream costs, measured on the real binary.
 //!
 //! ```text
-//! cargo build --release
+//! cargo build --release --features reference-server
 //! NO_COLOR=1 cargo bench --bench listen_streams -- [--streams 10000] [--http2] [--per-connection 100] [--redis]
 //! ```
 //!

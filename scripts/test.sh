@@ -100,7 +100,7 @@ log "cargo clippy"
 cargo clippy --all-targets --all-features -- -D warnings
 
 log "each feature on its own (features only add)"
-for feature in "" auth prometheus redis nats fuzzing; do
+for feature in "" auth prometheus redis nats fuzzing reference-server; do
   cargo clippy --quiet --lib --bins --no-default-features ${feature:+--features "$feature"} -- -D warnings
 done
 
@@ -124,5 +124,8 @@ done
 
 log "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --quiet
+
+log "public API (docs/public-api.txt)"
+scripts/public-api.sh --check
 
 log "all green"

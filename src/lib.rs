@@ -52,7 +52,7 @@
 //! |---|---|
 //! | [`protocol`] | serde types for every server-side message; wire errors ([`protocol::ErrorObject`]). No tokio, axum or HTTP. |
 //! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, frozen at build time. |
-//! | [`server`] | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications, sealed `requestState` for multi-round-trip requests, `subscriptions/listen` streams. |
+//! | `server` (private; [`Server`]) | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications, sealed `requestState` for multi-round-trip requests, `subscriptions/listen` streams. |
 //! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, the in-process bus and (features `redis`, `nats`) the Redis and NATS buses. |
 //! | [`replay`] | replay stores that make single-use `requestState` usable once across replicas (in memory; Redis with the `redis` feature). |
 //! | [`tasks`] | task stores for the Tasks extension: the [`tasks::TaskStore`] contract, in memory, and in Redis with the `redis` feature. |
@@ -60,9 +60,10 @@
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
 //! | [`Runner`] | serving in production: TCP_NODELAY, HTTP/1.1 and h2c, your own routes, `/healthz` `/readyz` `/metrics`, list announcement, graceful drain. |
 //! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, metric names and `record_*` helpers, Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
-//! | [`app`] | the reference server's composition root: configuration (flags, env, TOML file) → server builder → [`Runner`]. |
+//! | [`extend`] | for those who write a transport, a bus or a replay store: what [`Server::handle`] returns, the bus and store traits, the handler traits. |
+//! | `app` (feature `reference-server`, not library API) | the reference server's composition root: configuration (flags, env, TOML file) → server builder → [`Runner`]. |
 //! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
-//! | [`fixtures`] | the demo toolset and every fixture the official conformance suite calls. |
+//! | `fixtures` (feature `reference-server`, not library API) | the demo toolset and every fixture the official conformance suite calls. |
 //!
 //! The validation ladder, in order: `Host`/`Origin` → 403; method ≠ POST → 405; `Accept` →
 //! 406; `Content-Type` → 415; body limit → 413; JSON → `-32700`; one JSON-RPC object →
@@ -116,6 +117,7 @@
 //! | `prometheus` | yes | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
 //! | `redis` | yes | `notify::RedisBus` (Redis pub/sub bus), `replay::RedisReplayStore` and `session::RedisSessionStore`; `--bus redis://…` |
 //! | `nats` | no | `notify::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
+//! | `reference-server` | no | the `stateless-mcp` binary (`cargo run --features reference-server`): its CLI, config file, log set-up and fixtures; not library API, and the only feature that pulls in clap, toml and tracing-subscriber |
 //!
 //! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
 //! scope-filtered lists are always built, for any layer that puts a [`Principal`] into the
@@ -128,9 +130,16 @@ mod redact;
 #[cfg(feature = "redis")]
 mod redis_support;
 
+// The reference server's composition root and fixtures: for the `stateless-mcp` binary,
+// its tests and benches only (feature `reference-server`), not library API.
+#[cfg(feature = "reference-server")]
+#[doc(hidden)]
 pub mod app;
 #[cfg(feature = "auth")]
 pub mod auth;
+pub mod extend;
+#[cfg(feature = "reference-server")]
+#[doc(hidden)]
 pub mod fixtures;
 pub mod handler;
 pub mod notify;
@@ -142,7 +151,7 @@ mod runner;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod server;
+mod server;
 pub mod session;
 pub mod tasks;
 pub mod transport;
@@ -153,5 +162,5 @@ pub use handler::{
     ResourceTemplateDef, State, ToolDef, ToolError,
 };
 pub use runner::{ConnectionLimits, Runner};
-pub use server::{Server, ServerBuilder, StateKeys};
+pub use server::{ListenLimits, Server, ServerBuilder, StateKeys, StateKeysError};
 pub use transport::http::StreamableHttp;

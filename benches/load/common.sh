@@ -4,8 +4,8 @@
 # build_binaries: the release binaries both scripts load (unless BUILD=0), and their paths.
 build_binaries() {
     if (( BUILD )); then
-        echo "== cargo build --release --bin stateless-mcp --example bare_axum_baseline --example load_server" >&2
-        cargo build --release --bin stateless-mcp --example bare_axum_baseline --example load_server
+        echo "== cargo build --release --features reference-server --bin stateless-mcp --example bare_axum_baseline --example load_server" >&2
+        cargo build --release --features reference-server --bin stateless-mcp --example bare_axum_baseline --example load_server
     fi
     OURS_BIN=$ROOT/target/release/stateless-mcp
     LIST_BIN=$ROOT/target/release/examples/load_server

@@ -10,6 +10,7 @@ mod watch;
 
 pub use limits::ConnectionLimits;
 
+#[cfg(feature = "reference-server")]
 pub(crate) use drain::signal;
 
 use std::future::Future;

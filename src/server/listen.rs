@@ -30,7 +30,7 @@ use crate::protocol::{
 };
 
 /// The most URIs (and task ids) one listen request may subscribe to.
-pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
+pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 
 /// Limits on listen streams, per replica.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

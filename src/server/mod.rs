@@ -51,11 +51,11 @@ use std::sync::Arc;
 pub use builder::ServerBuilder;
 pub use legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Era, LegacyOutcome, classify};
 pub(crate) use listen::listen_closed;
-pub use listen::{Listen, ListenLimits, MAX_RESOURCE_SUBSCRIPTIONS};
+pub use listen::{Listen, ListenLimits};
 pub use mirror::{Mirrored, MirroredHeaders};
 pub use outcome::{Outcome, Running};
 pub use reply::Reply;
-pub use seal::{DEFAULT_STATE_TTL, MAX_STATE_BYTES, MAX_TOKEN_BYTES, StateKeys, StateKeysError};
+pub use seal::{StateKeys, StateKeysError};
 pub use service::Incoming;
 
 use crate::handler::registry::Registry;

@@ -2,7 +2,7 @@
 //! through `Server::handle`, and every reply is one valid JSON-RPC message.
 
 use serde_json::{Value, json};
-use stateless_mcp::server::{Mirrored, MirroredHeaders, Outcome};
+use stateless_mcp::extend::{Mirrored, MirroredHeaders, Outcome};
 
 use crate::support::{fixtures_server, schema, with_meta};
 

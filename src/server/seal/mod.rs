@@ -48,8 +48,8 @@ pub(crate) use sealed::Refused;
 pub(crate) use state::{SingleUse, reason_label, replayed};
 
 /// The most handler state (serialized JSON plus the binding, in bytes) one token may carry.
-pub const MAX_STATE_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_STATE_BYTES: usize = 8 * 1024;
 /// The longest `requestState` the server will try to open.
-pub const MAX_TOKEN_BYTES: usize = 12 * 1024;
+pub(crate) const MAX_TOKEN_BYTES: usize = 12 * 1024;
 /// How long a sealed state stays valid unless configured otherwise.
-pub const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);

@@ -190,7 +190,7 @@ impl StreamableHttp {
 
     /// At most `max` requests are answered at once on this endpoint (default 1024; `None`:
     /// unbounded); one more gets 503 with `Retry-After: 1`. `subscriptions/listen` streams
-    /// are not counted (see [`ListenLimits`](crate::server::ListenLimits)).
+    /// are not counted (see [`ListenLimits`](crate::ListenLimits)).
     pub fn max_in_flight(mut self, max: Option<usize>) -> Self {
         self.max_in_flight = max;
         self

@@ -1,0 +1,22 @@
+//! For those who extend the framework rather than use it: writing a transport, a
+//! notification bus or a replay store, or a handler that implements its trait by hand.
+//!
+//! - **A transport** hands each incoming message to [`Server::handle`](crate::Server::handle)
+//!   (or calls the [`Server`](crate::Server) as a `tower::Service` of [`Incoming`]) with the
+//!   values of its mirrored headers ([`MirroredHeaders`], `None` when it has no headers, as
+//!   on stdio), and gets an [`Outcome`]: accepted (a notification), a ready [`Reply`], a
+//!   [`Running`] handler whose notifications it relays before the reply, or a [`Listen`]
+//!   stream. `crate::transport::http` and `crate::transport::stdio` are the two built in.
+//! - **A bus** implements [`NotifyBus`] (publish an event; subscribe with a
+//!   [`BusReceiver`]; [`Delivery`] and [`Fanout`] are the in-process halves every bus
+//!   shares); wrap it in a [`Notifier`](crate::notify::Notifier). Events are at most
+//!   [`MAX_EVENT_BYTES`] encoded.
+//! - **A replay store** implements [`ReplayStore`] (claim a single-use state id once).
+//! - **A handler by hand** implements [`ToolHandler`], [`ResourceHandler`],
+//!   [`PromptHandler`] or [`CompletionHandler`] and is registered with the definitions'
+//!   `with_handler` (or `ServerBuilder::completion_handler`).
+
+pub use crate::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
+pub use crate::notify::{BusReceiver, Delivery, Fanout, MAX_EVENT_BYTES, NotifyBus};
+pub use crate::replay::ReplayStore;
+pub use crate::server::{Incoming, Listen, Mirrored, MirroredHeaders, Outcome, Reply, Running};
