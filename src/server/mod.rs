@@ -49,7 +49,7 @@ mod test_support;
 use std::sync::Arc;
 
 pub use builder::ServerBuilder;
-pub use legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Era, LegacyOutcome, classify};
+pub use legacy::{Era, LegacyOutcome, classify};
 pub(crate) use listen::listen_closed;
 pub use listen::{Listen, ListenLimits};
 pub use mirror::{Mirrored, MirroredHeaders};

@@ -46,9 +46,9 @@ use crate::protocol::ServerCapabilities;
 use crate::session::SessionStore;
 
 /// How long a legacy session lasts by default.
-pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(24 * 3600);
 /// How long a call waits for a legacy client's answer by default.
-pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The replica-wide legacy state.
 pub(crate) struct Legacy {
