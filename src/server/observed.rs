@@ -29,7 +29,7 @@ fn outcome_of(reply: &Reply) -> RequestOutcome {
 
 impl Server {
     /// Handles one incoming message: the whole validation ladder, then the method, observed
-    /// (see the [module docs](self)).
+    /// (request metrics and the `mcp.request` span, as for every transport).
     ///
     /// `mirror` carries the values of the transport's mirrored headers (`None` for a
     /// transport without headers, e.g. stdio); `extensions` reach handlers through
