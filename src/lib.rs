@@ -138,7 +138,7 @@ pub mod app;
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod extend;
-#[cfg(feature = "reference-server")]
+#[cfg(any(feature = "reference-server", feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fixtures;
 pub mod handler;

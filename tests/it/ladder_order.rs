@@ -9,7 +9,8 @@
 use bytes::Bytes;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use stateless_mcp::server::{Mirrored, MirroredHeaders, Outcome, Server};
+use stateless_mcp::Server;
+use stateless_mcp::extend::{Mirrored, MirroredHeaders, Outcome};
 
 use crate::support::{VERSION, checked_messages, fixtures_server};
 
