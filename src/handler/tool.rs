@@ -125,7 +125,7 @@ pub struct ToolDef {
 ///
 /// A task-capable tool called by a client that declared the extension answers at once with a
 /// task handle; its handler (the same code as for an inline call) runs on, and the client
-/// follows it with `tasks/get`, answers its [`InputRequired`] questions with `tasks/update`
+/// follows it with `tasks/get`, answers its [`InputRequired`](super::InputRequired) questions with `tasks/update`
 /// and stops it with `tasks/cancel`, on any replica.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
