@@ -3,11 +3,9 @@
 //! session's GET stream, DELETE. Every message it sees is checked against the 2025-11-25
 //! schema.
 
-use std::pin::Pin;
 use std::time::Duration;
 
-use eventsource_stream::Eventsource as _;
-use futures_util::{Stream, StreamExt as _};
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 
 use std::sync::Arc;
@@ -21,7 +19,7 @@ use super::{Exchange, TestServer, exchange, schema, sse_payloads, start};
 /// The protocol version legacy tests speak.
 pub const LEGACY_VERSION: &str = "2025-11-25";
 
-type Events = Pin<Box<dyn Stream<Item = Result<eventsource_stream::Event, String>> + Send>>;
+use super::listen::{Events, sse_response};
 
 /// The messages of a response body, each checked against the 2025-11-25 schema.
 pub fn legacy_messages(content_type: &str, body: &str, method: Option<&str>) -> Vec<Value> {
@@ -214,17 +212,11 @@ impl LegacyClient {
     }
 
     async fn streamed(&self, req: reqwest::RequestBuilder, method: Option<&str>) -> LegacyStream {
-        let resp = req.send().await.expect("request sent");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let events = resp
-            .bytes_stream()
-            .eventsource()
-            .map(|r| r.map_err(|e| e.to_string()));
+        let (status, headers, events) = sse_response(req).await;
         LegacyStream {
             status,
             headers,
-            events: Box::pin(events),
+            events,
             method: method.map(str::to_owned),
         }
     }

@@ -10,7 +10,22 @@ use serde_json::{Value, json};
 
 use super::{Client, schema, with_meta};
 
-type Events = Pin<Box<dyn Stream<Item = Result<eventsource_stream::Event, String>> + Send>>;
+/// The SSE events of a response body as they arrive (listen and legacy streams).
+pub type Events = Pin<Box<dyn Stream<Item = Result<eventsource_stream::Event, String>> + Send>>;
+
+/// A sent request's status, headers and SSE events, read as they stream.
+pub async fn sse_response(
+    req: reqwest::RequestBuilder,
+) -> (u16, reqwest::header::HeaderMap, Events) {
+    let resp = req.send().await.expect("request sent");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let events = resp
+        .bytes_stream()
+        .eventsource()
+        .map(|r| r.map_err(|e| e.to_string()));
+    (status, headers, Box::pin(events))
+}
 
 /// An open listen stream.
 pub struct Listener {
@@ -48,17 +63,11 @@ impl Listener {
         for (k, v) in extra {
             req = req.header(*k, *v);
         }
-        let resp = req.send().await.expect("listen sent");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let events = resp
-            .bytes_stream()
-            .eventsource()
-            .map(|r| r.map_err(|e| e.to_string()));
+        let (status, headers, events) = sse_response(req).await;
         Listener {
             status,
             headers,
-            events: Box::pin(events),
+            events,
         }
     }
 
