@@ -3,14 +3,21 @@
 //! ```text
 //! cargo build --release --features reference-server
 //! NO_COLOR=1 cargo bench --bench listen_streams -- [--streams 10000] [--http2] [--per-connection 100] [--redis]
+//!     [--events 5] [--resource]
 //! ```
 //!
 //! Starts `target/release/stateless-mcp --fixtures conformance`, reads its resident memory,
 //! opens N listen streams (waiting for each acknowledgement), reads the memory again and
-//! prints the difference per stream. Then one `tools/call` of `test_trigger_tool_change`
-//! publishes an event, and it prints how long until every stream has received its
-//! `tools/list_changed` notification. Loopback only; bounded by N.
+//! prints the difference per stream. Then `--events` times (default 5, one after the other)
+//! one `tools/call` of `test_trigger_tool_change` publishes an event, and it prints how long
+//! (from the call) until the first and until the last stream has received its
+//! `tools/list_changed` notification: the median over the events, and the slowest.
+//! Loopback only; bounded by N.
 //!
+//! - `--resource`: the streams subscribe to three URIs each instead (`test://watched-resource`
+//!   and two of their own), and the event is `test_trigger_resource_update`'s
+//!   `resources/updated` for `test://watched-resource`: matching the update against every
+//!   stream's subscriptions is part of the time.
 //! - HTTP/1.1 (default): one TCP connection per stream. Connections come from the loopback
 //!   addresses 127.0.0.1, 127.0.0.2, … (20,000 per source address), so more streams than one
 //!   address has ephemeral ports can be opened (Linux routes all of 127/8 to loopback).
@@ -96,6 +103,41 @@ fn body(id: usize, method: &str, params: &str) -> String {
 
 const LISTEN_PARAMS: &str = r#""notifications":{"toolsListChanged":true},"#;
 
+/// What the streams listen to, and the event that reaches them all.
+#[derive(Clone, Copy)]
+enum Event {
+    /// `toolsListChanged`; `test_trigger_tool_change`.
+    Tools,
+    /// Three resource subscriptions; `test_trigger_resource_update`.
+    Resource,
+}
+
+impl Event {
+    /// The listen request's params (before `_meta`) for stream `id`.
+    fn params(self, id: usize) -> String {
+        match self {
+            Event::Tools => LISTEN_PARAMS.to_owned(),
+            Event::Resource => format!(
+                r#""notifications":{{"resourceSubscriptions":["test://own/{id}/a","test://watched-resource","file:///own/{id}"]}},"#
+            ),
+        }
+    }
+
+    fn tool(self) -> &'static str {
+        match self {
+            Event::Tools => "test_trigger_tool_change",
+            Event::Resource => "test_trigger_resource_update",
+        }
+    }
+
+    fn needle(self) -> &'static str {
+        match self {
+            Event::Tools => "tools/list_changed",
+            Event::Resource => "resources/updated",
+        }
+    }
+}
+
 /// One open listen stream.
 enum Stream {
     /// On its own HTTP/1.1 connection.
@@ -123,14 +165,14 @@ impl Stream {
 }
 
 /// Opens one listen stream over HTTP/1.1 from `source` and returns it once acknowledged.
-async fn listen_http1(port: u16, source: Ipv4Addr, id: usize) -> Stream {
+async fn listen_http1(port: u16, source: Ipv4Addr, id: usize, event: Event) -> Stream {
     let socket = TcpSocket::new_v4().expect("socket");
     socket.bind(SocketAddr::from((source, 0))).expect("bind");
     let mut tcp = socket
         .connect(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
         .await
         .expect("connect");
-    let req = request(port, id, "subscriptions/listen", None, LISTEN_PARAMS);
+    let req = request(port, id, "subscriptions/listen", None, &event.params(id));
     tcp.write_all(req.as_bytes()).await.expect("send");
     let mut stream = Stream::Http1(BufReader::new(tcp));
     stream.wait_for("subscriptions/acknowledged").await;
@@ -138,14 +180,14 @@ async fn listen_http1(port: u16, source: Ipv4Addr, id: usize) -> Stream {
 }
 
 /// Opens one listen stream on `client`'s HTTP/2 connection, once acknowledged.
-async fn listen_http2(client: &reqwest::Client, port: u16, id: usize) -> Stream {
+async fn listen_http2(client: &reqwest::Client, port: u16, id: usize, event: Event) -> Stream {
     let response = client
         .post(format!("http://127.0.0.1:{port}/mcp"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "subscriptions/listen")
-        .body(body(id, "subscriptions/listen", LISTEN_PARAMS))
+        .body(body(id, "subscriptions/listen", &event.params(id)))
         .send()
         .await
         .expect("send");
@@ -161,6 +203,7 @@ async fn open_http2(
     first_id: usize,
     count: usize,
     per_connection: usize,
+    event: Event,
 ) -> Vec<Stream> {
     let mut open = Vec::with_capacity(count);
     let ids: Vec<usize> = (first_id..first_id + count).collect();
@@ -172,8 +215,10 @@ async fn open_http2(
                 .build()
                 .expect("client");
             // The first stream opens the connection; the others share it.
-            let mut streams = vec![listen_http2(&client, port, ids[0]).await];
-            let rest = ids[1..].iter().map(|&id| listen_http2(&client, port, id));
+            let mut streams = vec![listen_http2(&client, port, ids[0], event).await];
+            let rest = ids[1..]
+                .iter()
+                .map(|&id| listen_http2(&client, port, id, event));
             streams.extend(futures_util::future::join_all(rest).await);
             streams
         });
@@ -185,13 +230,13 @@ async fn open_http2(
 }
 
 /// Opens `count` streams over HTTP/1.1, one connection each.
-async fn open_http1(port: u16, first_id: usize, count: usize) -> Vec<Stream> {
+async fn open_http1(port: u16, first_id: usize, count: usize, event: Event) -> Vec<Stream> {
     let mut open = Vec::with_capacity(count);
     let ids: Vec<usize> = (0..count).collect();
     for batch in ids.chunks(250) {
         let opened = futures_util::future::join_all(batch.iter().map(|&i| {
             let source = Ipv4Addr::new(127, 0, 0, 1 + (i / PER_SOURCE_ADDRESS) as u8);
-            listen_http1(port, source, first_id + i)
+            listen_http1(port, source, first_id + i, event)
         }))
         .await;
         open.extend(opened);
@@ -217,11 +262,23 @@ fn main() -> ExitCode {
             streams,
             http2.then_some(per_connection),
             flag("--redis"),
+            arg("--events", 5).max(1),
+            if flag("--resource") {
+                Event::Resource
+            } else {
+                Event::Tools
+            },
         ));
     ExitCode::SUCCESS
 }
 
-async fn run(streams: usize, http2: Option<usize>, with_redis: bool) {
+async fn run(
+    streams: usize,
+    http2: Option<usize>,
+    with_redis: bool,
+    events: usize,
+    event: Event,
+) {
     let redis = if with_redis {
         Some(redis().await)
     } else {
@@ -249,16 +306,16 @@ async fn run(streams: usize, http2: Option<usize>, with_redis: bool) {
 
     // Warm up: a few streams open and closed, so lazily allocated pools exist already.
     let warm_up = match http2 {
-        Some(per) => open_http2(port, 0, 50, per.min(50)).await,
-        None => open_http1(port, 0, 50).await,
+        Some(per) => open_http2(port, 0, 50, per.min(50), event).await,
+        None => open_http1(port, 0, 50, event).await,
     };
     drop(warm_up);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = rss_kib(pid);
     let started = Instant::now();
     let mut open = match http2 {
-        Some(per) => open_http2(port, 1000, streams, per).await,
-        None => open_http1(port, 1000, streams).await,
+        Some(per) => open_http2(port, 1000, streams, per, event).await,
+        None => open_http1(port, 1000, streams, event).await,
     };
     let open_time = started.elapsed();
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -281,14 +338,39 @@ async fn run(streams: usize, http2: Option<usize>, with_redis: bool) {
         per_stream / 1024.0
     );
 
-    // Fan-out: one event, every stream.
+    // Fan-out: one event at a time, every stream.
     let mut caller = Caller::connect(publisher.as_ref().map_or(port, |p| p.port)).await;
-    let started = Instant::now();
-    caller.send("test_trigger_tool_change").await;
-    caller.answer().await;
-    let waits = open.iter_mut().map(|s| s.wait_for("tools/list_changed"));
-    futures_util::future::join_all(waits).await;
-    println!("one event to all streams: {:.2?}", started.elapsed());
+    let (mut first, mut last) = (Vec::new(), Vec::new());
+    for _ in 0..events {
+        let started = Instant::now();
+        caller.send(event.tool()).await;
+        caller.answer().await;
+        let waits = open.iter_mut().map(|s| async {
+            s.wait_for(event.needle()).await;
+            Instant::now()
+        });
+        let arrived = futures_util::future::join_all(waits).await;
+        let at = |t: Option<&Instant>| t.map_or(Duration::ZERO, |t| *t - started);
+        first.push(at(arrived.iter().min()));
+        last.push(at(arrived.iter().max()));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    first.sort();
+    last.sort();
+    println!(
+        "event:                   {} ({events} events, one at a time)",
+        event.needle()
+    );
+    println!(
+        "one event, first stream: p50 {:.2?}  max {:.2?}",
+        procs::percentile(&first, 50.0),
+        first[first.len() - 1]
+    );
+    println!(
+        "one event, last stream:  p50 {:.2?}  max {:.2?}",
+        procs::percentile(&last, 50.0),
+        last[last.len() - 1]
+    );
     println!("server RSS at the end:   {} KiB", rss_kib(pid));
     drop(open);
 }

@@ -10,7 +10,6 @@
 //! Run with `cargo run --release --example load_server -- --listen 127.0.0.1:8080`; it
 //! logs `serving MCP address=ADDR` to stderr.
 
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -57,7 +56,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     app::init_logging(&config)?;
     let server = build(&config)?;
     let metrics = PrometheusMetrics::install()?;
-    metrics.spawn_upkeep(Duration::from_secs(5));
     app::runner(&config, server, Readiness::new(), Some(metrics))?
         .serve()
         .await?;

@@ -52,7 +52,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cache = readiness.condition("cache");
     cache.ready();
     let metrics = PrometheusMetrics::install()?;
-    metrics.spawn_upkeep(Duration::from_secs(5));
 
     let own_routes = axum::Router::new().route(
         "/hello",

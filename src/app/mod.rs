@@ -210,10 +210,7 @@ async fn serve_with(
     let server = server_builder_with(&config, Some(&readiness))?.build()?;
     #[cfg(feature = "prometheus")]
     let metrics = match PrometheusMetrics::install() {
-        Ok(m) => {
-            m.spawn_upkeep(Duration::from_secs(5));
-            Some(m)
-        }
+        Ok(m) => Some(m),
         Err(e) => {
             tracing::warn!(error = %e, "metrics are not served");
             None

@@ -391,7 +391,15 @@ pub fn record_notification_published(kind: &'static str) {
 
 /// One notification was written to one listen stream; `kind` is the notification method.
 pub fn record_notification_delivered(kind: &'static str) {
-    counter!(NOTIFICATIONS_DELIVERED_TOTAL, LABEL_KIND => kind).increment(1);
+    record_notifications_delivered(kind, 1);
+}
+
+/// `n` listen streams were each sent one notification of method `kind` (one event's
+/// fan-out).
+pub fn record_notifications_delivered(kind: &'static str, n: u64) {
+    if n > 0 {
+        counter!(NOTIFICATIONS_DELIVERED_TOTAL, LABEL_KIND => kind).increment(n);
+    }
 }
 
 /// A listen stream fell behind the bus and missed `missed` events.

@@ -21,13 +21,20 @@ pub struct PrometheusMetrics {
 
 static INSTALLED: OnceLock<PrometheusMetrics> = OnceLock::new();
 
+/// How often the recorder installed by [`PrometheusMetrics::install`] folds the histogram
+/// samples recorded since into their buckets. Until then each sample is kept (8 bytes plus
+/// its share of a block), so this bounds the recorder's memory under load without a scrape:
+/// at 85,000 requests/s about one second of samples, under 1 MB.
+const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
+
 impl PrometheusMetrics {
     /// Installs the Prometheus recorder as the global [`metrics`] recorder (once per
     /// process; later calls return the same recorder) and describes every metric of
     /// [`super::metrics`]. Fails when another recorder is already installed.
     ///
-    /// Call [`PrometheusMetrics::spawn_upkeep`] from a Tokio runtime so histograms do not
-    /// grow without bound between scrapes.
+    /// It also starts the recorder's upkeep on a thread of its own (`metrics-upkeep`, once a
+    /// second, for the life of the process), so histogram samples are folded into their
+    /// buckets whether or not anything scrapes, and memory stays bounded under any load.
     pub fn install() -> Result<Self, Error> {
         if let Some(m) = INSTALLED.get() {
             return Ok(m.clone());
@@ -40,8 +47,20 @@ impl PrometheusMetrics {
             .map_err(|e| Error::internal(format!("cannot configure metrics: {e}")))?
             .install_recorder()
             .map_err(|e| Error::internal(format!("cannot install the metrics recorder: {e}")))?;
+        let upkeep = handle.clone();
         let metrics = INSTALLED.get_or_init(|| PrometheusMetrics { handle });
         describe();
+        let started = std::thread::Builder::new()
+            .name("metrics-upkeep".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(UPKEEP_INTERVAL);
+                    upkeep.run_upkeep();
+                }
+            });
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "no metrics upkeep thread: histogram samples are kept until scraped");
+        }
         Ok(metrics.clone())
     }
 
@@ -50,7 +69,9 @@ impl PrometheusMetrics {
         self.handle.render()
     }
 
-    /// Runs the recorder's periodic upkeep every `interval` on the current Tokio runtime.
+    /// Runs the recorder's upkeep every `interval` on the current Tokio runtime, in addition
+    /// to the upkeep thread [`PrometheusMetrics::install`] starts (not needed; for an
+    /// interval shorter than a second).
     pub fn spawn_upkeep(&self, interval: Duration) -> tokio::task::JoinHandle<()> {
         let handle = self.handle.clone();
         tokio::spawn(async move {

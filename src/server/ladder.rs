@@ -246,7 +246,7 @@ impl Server {
                         id.clone(),
                         filter,
                         super::task_state::principal_digest(&extensions),
-                        inner.notifier.subscribe(),
+                        &inner.notifier,
                         inner.server_info.clone(),
                     ) {
                         Ok(stream) => Outcome::Listen(stream),

@@ -15,18 +15,19 @@ use bytes::Bytes;
 use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore as _;
 use futures_util::stream::BoxStream;
-use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
+use super::fanout::{Hub, Inbox, Interest, Received, Registration};
 use super::reply::Reply;
-use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints};
+use super::spliced::{EncodedId, encode};
+use crate::notify::{ListFingerprints, Notifier};
 use crate::observability::metrics;
 use crate::protocol::{
-    AcknowledgedParams, ErrorObject, Implementation, ListChangedParams, Notification,
+    AcknowledgedParams, ErrorObject, Implementation, ListChangedParams,
     PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, RequestId,
     ResourceUpdatedParams, SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionFilter, SubscriptionMeta,
-    SubscriptionsListenResult, TASKS_NOTIFICATION, TOOLS_LIST_CHANGED, TaskNotificationParams,
+    SubscriptionsListenResult, TOOLS_LIST_CHANGED,
 };
 
 /// The most URIs (and task ids) one listen request may subscribe to.
@@ -82,12 +83,15 @@ pub(crate) struct Listeners {
     fingerprints: Arc<ListFingerprints>,
     open: Arc<AtomicUsize>,
     pub(crate) shutdown: CancellationToken,
+    /// The replica's fan-out of bus events to its streams.
+    hub: Hub,
 }
 
 impl Listeners {
     pub(crate) fn new(limits: ListenLimits, fingerprints: Arc<ListFingerprints>) -> Self {
         Listeners {
             limits,
+            hub: Hub::new(fingerprints.clone()),
             fingerprints,
             open: Arc::new(AtomicUsize::new(0)),
             shutdown: CancellationToken::new(),
@@ -231,18 +235,18 @@ pub(crate) fn covers(subscribed: &str, updated: &str) -> bool {
 }
 
 struct State {
-    id: RequestId,
+    id: EncodedId,
     filter: SubscriptionFilter,
-    /// The digest of the listening principal: only its own tasks are reported.
-    principal: Option<String>,
     pending: VecDeque<Bytes>,
-    bus: BusReceiver,
+    /// Filled by the replica's fan-out ([`super::fanout`]).
+    inbox: Arc<Inbox>,
     shutdown: CancellationToken,
     deadline: Option<tokio::time::Instant>,
     /// Shared with the server: copied only into the closing result.
     server_info: Arc<Implementation>,
     fingerprints: Arc<ListFingerprints>,
     done: bool,
+    _registration: Registration,
     _slot: Slot,
 }
 
@@ -253,20 +257,10 @@ pub(crate) fn listen_closed(id: &RequestId, server_info: &Implementation) -> Byt
     Reply::result(id, &result).body
 }
 
-fn encode<P: Serialize>(method: &'static str, params: P) -> Bytes {
-    match serde_json::to_vec(&Notification::new(method, params)) {
-        Ok(v) => Bytes::from(v),
-        Err(e) => {
-            tracing::error!(error = %e, "a notification failed to serialize");
-            Bytes::new()
-        }
-    }
-}
-
 impl State {
     fn meta(&self) -> SubscriptionMeta {
         SubscriptionMeta {
-            subscription_id: self.id.clone(),
+            subscription_id: self.id.id().clone(),
         }
     }
 
@@ -289,64 +283,31 @@ impl State {
         ));
     }
 
-    fn on(&mut self, delivery: Delivery) {
+    /// Messages were skipped: every followed list and subscribed resource may have changed.
+    fn resync(&mut self) {
         let f = &self.filter;
-        let (tools, prompts, resources) = (
+        let follows = [
             f.tools_list_changed == Some(true),
             f.prompts_list_changed == Some(true),
             f.resources_list_changed == Some(true),
-        );
-        match delivery {
-            Delivery::Event(event) => match &*event {
-                ChangeEvent::ToolsListChanged if tools => self.list_changed(TOOLS_LIST_CHANGED),
-                ChangeEvent::PromptsListChanged if prompts => {
-                    self.list_changed(PROMPTS_LIST_CHANGED)
-                }
-                ChangeEvent::ResourcesListChanged if resources => {
-                    self.list_changed(RESOURCES_LIST_CHANGED)
-                }
-                ChangeEvent::ResourceUpdated { uri } => {
-                    let subscribed = self.filter.resource_subscriptions.as_deref().unwrap_or(&[]);
-                    if subscribed.iter().any(|s| covers(s, uri)) {
-                        self.updated(uri);
-                    }
-                }
-                ChangeEvent::TaskStatus(change) => {
-                    let wanted = self.filter.task_ids.as_deref().unwrap_or(&[]);
-                    if change.principal == self.principal && wanted.contains(&change.task.task_id) {
-                        metrics::record_notification_delivered(TASKS_NOTIFICATION);
-                        let params = TaskNotificationParams::new(change.task.clone(), self.meta());
-                        self.pending.push_back(encode(TASKS_NOTIFICATION, params));
-                    }
-                }
-                ChangeEvent::ServerFingerprint(theirs) => {
-                    let ours = self.fingerprints.clone();
-                    for method in changed_lists([tools, prompts, resources], &ours, Some(theirs)) {
-                        self.list_changed(method);
-                    }
-                }
-                _ => {}
-            },
-            Delivery::Resync => {
-                let ours = self.fingerprints.clone();
-                for method in changed_lists([tools, prompts, resources], &ours, None) {
-                    self.list_changed(method);
-                }
-                for uri in self
-                    .filter
-                    .resource_subscriptions
-                    .clone()
-                    .unwrap_or_default()
-                {
-                    self.updated(&uri);
-                }
-            }
+        ];
+        let ours = self.fingerprints.clone();
+        for method in changed_lists(follows, &ours, None) {
+            self.list_changed(method);
+        }
+        for uri in self
+            .filter
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default()
+        {
+            self.updated(&uri);
         }
     }
 
     fn close(&mut self) {
         self.pending
-            .push_back(listen_closed(&self.id, &self.server_info));
+            .push_back(listen_closed(self.id.id(), &self.server_info));
         self.done = true;
     }
 
@@ -365,14 +326,16 @@ impl State {
                     None => std::future::pending().await,
                 }
             };
+            let inbox = self.inbox.clone();
             tokio::select! {
                 biased;
                 _ = self.shutdown.cancelled() => self.close(),
                 _ = lifetime => self.close(),
-                delivery = self.bus.recv() => match delivery {
-                    Some(d) => self.on(d),
+                received = inbox.recv() => match received {
+                    Received::Message(m) => self.pending.push_back(m),
+                    Received::Resync => self.resync(),
                     // The bus is gone: nothing more can arrive; close gracefully.
-                    None => self.close(),
+                    Received::Closed => self.close(),
                 },
             }
         }
@@ -380,14 +343,15 @@ impl State {
 }
 
 impl Listeners {
-    /// Opens a stream for the listen request `id` with the honoured `filter`, or answers 503
-    /// when the replica is full.
+    /// Opens a stream for the listen request `id` with the honoured `filter`, fed by
+    /// `notifier`'s bus through the replica's fan-out, or answers 503 when the replica is
+    /// full.
     pub(crate) fn start(
         &self,
         id: RequestId,
         filter: SubscriptionFilter,
         principal: Option<String>,
-        bus: BusReceiver,
+        notifier: &Notifier,
         server_info: Arc<Implementation>,
     ) -> Result<Listen, Reply> {
         let Some(slot) = self.acquire() else {
@@ -415,17 +379,30 @@ impl Listeners {
                 notifications: filter.clone(),
             },
         );
+        let id = EncodedId::new(id);
+        let interest = Interest {
+            id: id.clone(),
+            follows: [
+                filter.tools_list_changed == Some(true),
+                filter.prompts_list_changed == Some(true),
+                filter.resources_list_changed == Some(true),
+            ],
+            uris: filter.resource_subscriptions.clone().unwrap_or_default(),
+            task_ids: filter.task_ids.clone().unwrap_or_default(),
+            principal,
+        };
+        let (inbox, registration) = self.hub.register(interest, notifier);
         let state = State {
             id,
             filter,
-            principal,
             pending: VecDeque::from([ack]),
-            bus,
+            inbox,
             shutdown: self.shutdown.clone(),
             deadline,
             server_info,
             fingerprints: self.fingerprints.clone(),
             done: false,
+            _registration: registration,
             _slot: slot,
         };
         Ok(Listen {

@@ -25,6 +25,7 @@
 mod builder;
 mod cursor;
 mod envelope;
+mod fanout;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
 mod ladder;
@@ -41,6 +42,7 @@ mod runner;
 mod scopes;
 mod seal;
 mod service;
+mod spliced;
 mod task_runner;
 mod task_state;
 #[cfg(test)]

@@ -1,0 +1,560 @@
+//! The replica's listen fan-out: one bus subscription for all `subscriptions/listen` streams,
+//! each event matched against an index of what the streams asked for and encoded once, each
+//! interested stream's id spliced in ([`super::spliced`]).
+//!
+//! A stream registers its interest when it opens ([`Hub::register`]) and leaves the table when
+//! it is dropped. One task per replica reads the bus: a list change goes to the streams that
+//! follow that list; a `resources/updated` to the streams subscribed to the URI or a parent of
+//! it, found by looking up the URI's covering prefixes (see [`super::listen::covers`]) in a
+//! map, never by scanning every stream's subscriptions; a task status to the streams that
+//! listed its id. Each stream has a bounded inbox: one that falls [`INBOX_CAPACITY`] messages
+//! behind skips them and resyncs (as a lagging bus subscriber does), so a stalled client never
+//! grows memory and never slows the others.
+//!
+//! May import: `listen` (coverage, list choice), `spliced`, `notify`, `protocol`.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use bytes::Bytes;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::listen::changed_lists;
+use super::spliced::{EncodedId, Spliced};
+use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints, Notifier};
+use crate::observability::metrics;
+use crate::protocol::{
+    ListChangedParams, PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED,
+    ResourceUpdatedParams, TASKS_NOTIFICATION, TOOLS_LIST_CHANGED, TaskNotificationParams,
+};
+
+/// Messages a stream may have waiting before it skips them and resyncs (the in-process bus's
+/// default ring size).
+pub(crate) const INBOX_CAPACITY: usize = crate::notify::DEFAULT_CAPACITY;
+
+/// The list-changed methods, in the order of [`Interest::follows`].
+const LISTS: [&str; 3] = [
+    TOOLS_LIST_CHANGED,
+    PROMPTS_LIST_CHANGED,
+    RESOURCES_LIST_CHANGED,
+];
+
+/// What one stream asked for (and the server honours).
+pub(crate) struct Interest {
+    /// The listen request's id.
+    pub(crate) id: EncodedId,
+    /// Whether it follows the tool, prompt and resource lists, in that order.
+    pub(crate) follows: [bool; 3],
+    /// The URIs it subscribed to.
+    pub(crate) uris: Vec<String>,
+    /// The task ids it listens to.
+    pub(crate) task_ids: Vec<String>,
+    /// The digest of its principal: only that principal's tasks are reported.
+    pub(crate) principal: Option<String>,
+}
+
+/// What a stream's inbox yields.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Received {
+    /// A message for the stream.
+    Message(Bytes),
+    /// Messages were skipped (the stream or the fan-out fell behind the bus): assume every
+    /// followed list and subscribed resource changed.
+    Resync,
+    /// The bus is gone: nothing more will arrive.
+    Closed,
+}
+
+#[derive(Default)]
+struct Queue {
+    messages: VecDeque<Bytes>,
+    lagged: bool,
+    closed: bool,
+}
+
+/// One stream's bounded queue of encoded messages, filled by the fan-out task.
+#[derive(Default)]
+pub(crate) struct Inbox {
+    queue: Mutex<Queue>,
+    wake: Notify,
+}
+
+impl Inbox {
+    fn with<R>(&self, f: impl FnOnce(&mut Queue) -> R) -> R {
+        let r = f(&mut self.queue.lock().unwrap_or_else(PoisonError::into_inner));
+        self.wake.notify_one();
+        r
+    }
+
+    /// Queues `message`; when the inbox is full, drops what it holds and marks it lagged.
+    /// Whether the message was queued.
+    fn push(&self, message: Bytes) -> bool {
+        self.with(|q| {
+            if q.messages.len() >= INBOX_CAPACITY {
+                q.messages = VecDeque::new();
+                q.lagged = true;
+                metrics::record_bus_lagged(1);
+                false
+            } else {
+                q.messages.push_back(message);
+                true
+            }
+        })
+    }
+
+    fn resync(&self) {
+        self.with(|q| {
+            q.messages = VecDeque::new();
+            q.lagged = true;
+        });
+    }
+
+    fn close(&self) {
+        self.with(|q| q.closed = true);
+    }
+
+    /// The next message, resync or end. Cancel-safe: nothing is taken unless it returns.
+    pub(crate) async fn recv(&self) -> Received {
+        loop {
+            {
+                let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+                if q.lagged {
+                    q.lagged = false;
+                    return Received::Resync;
+                }
+                if let Some(m) = q.messages.pop_front() {
+                    return Received::Message(m);
+                }
+                if q.closed {
+                    return Received::Closed;
+                }
+            }
+            // A push between the check and here leaves a permit: no wake-up is lost.
+            self.wake.notified().await;
+        }
+    }
+}
+
+struct Entry {
+    id: EncodedId,
+    follows: [bool; 3],
+    principal: Option<String>,
+    uris: Vec<String>,
+    task_ids: Vec<String>,
+    inbox: Arc<Inbox>,
+}
+
+/// The open streams and the indexes into them.
+struct Table {
+    next: u64,
+    streams: HashMap<u64, Entry>,
+    by_uri: HashMap<String, HashSet<u64>>,
+    by_task: HashMap<String, HashSet<u64>>,
+    /// The list-changed notifications, encoded once.
+    lists: [Spliced; 3],
+    /// The task reading the bus, while it runs.
+    task: Option<JoinHandle<()>>,
+    /// Whether the task still reads the bus (false once the bus closed).
+    live: bool,
+}
+
+fn index(map: &mut HashMap<String, HashSet<u64>>, keys: &[String], key: u64) {
+    for k in keys {
+        map.entry(k.clone()).or_default().insert(key);
+    }
+}
+
+fn unindex(map: &mut HashMap<String, HashSet<u64>>, keys: &[String], key: u64) {
+    for k in keys {
+        if let Some(set) = map.get_mut(k) {
+            set.remove(&key);
+            if set.is_empty() {
+                map.remove(k);
+            }
+        }
+    }
+}
+
+/// The prefixes of `uri` that cover it ([`super::listen::covers`]): `uri` itself, and each
+/// prefix followed by `/`, `?` or `#` or ending in `/`.
+pub(crate) fn covering_prefixes(uri: &str) -> impl Iterator<Item = &str> {
+    let bytes = uri.as_bytes();
+    (1..=bytes.len())
+        .filter(move |&i| {
+            i == bytes.len() || bytes[i - 1] == b'/' || matches!(bytes[i], b'/' | b'?' | b'#')
+        })
+        .map(move |i| &uri[..i])
+}
+
+impl Table {
+    fn new() -> Self {
+        Table {
+            next: 0,
+            streams: HashMap::new(),
+            by_uri: HashMap::new(),
+            by_task: HashMap::new(),
+            lists: LISTS.map(|method| Spliced::new(method, |meta| ListChangedParams { meta })),
+            task: None,
+            live: false,
+        }
+    }
+
+    /// Sends the list-changed notification `list` to every stream following it.
+    fn list_changed(&self, list: usize) {
+        let mut n = 0;
+        for e in self.streams.values().filter(|e| e.follows[list]) {
+            n += u64::from(e.inbox.push(self.lists[list].to(&e.id)));
+        }
+        metrics::record_notifications_delivered(LISTS[list], n);
+    }
+
+    /// Sends `message` to the streams `keys`.
+    fn send(&self, method: &'static str, keys: impl Iterator<Item = u64>, message: &Spliced) {
+        let mut n = 0;
+        for e in keys.filter_map(|k| self.streams.get(&k)) {
+            n += u64::from(e.inbox.push(message.to(&e.id)));
+        }
+        metrics::record_notifications_delivered(method, n);
+    }
+
+    fn deliver(&self, event: &ChangeEvent, ours: &ListFingerprints) {
+        match event {
+            ChangeEvent::ToolsListChanged => self.list_changed(0),
+            ChangeEvent::PromptsListChanged => self.list_changed(1),
+            ChangeEvent::ResourcesListChanged => self.list_changed(2),
+            ChangeEvent::ResourceUpdated { uri } => {
+                let mut keys: Vec<u64> = covering_prefixes(uri)
+                    .filter_map(|p| self.by_uri.get(p))
+                    .flatten()
+                    .copied()
+                    .collect();
+                if keys.is_empty() {
+                    return;
+                }
+                // A stream subscribed to several covering URIs hears about it once.
+                keys.sort_unstable();
+                keys.dedup();
+                let uri = uri.clone();
+                let message = Spliced::new(RESOURCES_UPDATED, move |meta| ResourceUpdatedParams {
+                    meta,
+                    uri: uri.clone(),
+                });
+                self.send(RESOURCES_UPDATED, keys.into_iter(), &message);
+            }
+            ChangeEvent::TaskStatus(change) => {
+                let Some(keys) = self.by_task.get(&change.task.task_id) else {
+                    return;
+                };
+                let keys = keys.iter().copied().filter(|k| {
+                    self.streams
+                        .get(k)
+                        .is_some_and(|e| e.principal == change.principal)
+                });
+                let task = change.task.clone();
+                let message = Spliced::new(TASKS_NOTIFICATION, move |meta| {
+                    TaskNotificationParams::new(task.clone(), meta)
+                });
+                self.send(TASKS_NOTIFICATION, keys, &message);
+            }
+            ChangeEvent::ServerFingerprint(theirs) => {
+                for method in changed_lists([true; 3], ours, Some(theirs)) {
+                    if let Some(list) = LISTS.iter().position(|m| *m == method) {
+                        self.list_changed(list);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn each_inbox(&self, f: impl Fn(&Inbox)) {
+        for e in self.streams.values() {
+            f(&e.inbox);
+        }
+    }
+}
+
+/// The fan-out of one replica.
+pub(crate) struct Hub {
+    table: Arc<Mutex<Table>>,
+    fingerprints: Arc<ListFingerprints>,
+    /// Stops the task when the hub goes.
+    stop: CancellationToken,
+    _stop_on_drop: DropGuard,
+}
+
+/// A stream's place in the table; dropping it removes the stream.
+pub(crate) struct Registration {
+    table: Arc<Mutex<Table>>,
+    key: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = t.streams.remove(&self.key) {
+            unindex(&mut t.by_uri, &e.uris, self.key);
+            unindex(&mut t.by_task, &e.task_ids, self.key);
+        }
+    }
+}
+
+impl Hub {
+    pub(crate) fn new(fingerprints: Arc<ListFingerprints>) -> Self {
+        let stop = CancellationToken::new();
+        Hub {
+            table: Arc::new(Mutex::new(Table::new())),
+            fingerprints,
+            _stop_on_drop: stop.clone().drop_guard(),
+            stop,
+        }
+    }
+
+    /// Adds a stream with `interest`; its messages arrive in the returned inbox until the
+    /// registration is dropped. Starts the task reading `notifier`'s bus if it does not run
+    /// (first stream, or the bus closed or its runtime ended since). Call from a Tokio
+    /// runtime.
+    pub(crate) fn register(
+        &self,
+        interest: Interest,
+        notifier: &Notifier,
+    ) -> (Arc<Inbox>, Registration) {
+        let inbox = Arc::new(Inbox::default());
+        let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        if !t.live || t.task.as_ref().is_none_or(JoinHandle::is_finished) {
+            t.live = true;
+            t.task = Some(tokio::spawn(run(
+                Arc::downgrade(&self.table),
+                notifier.subscribe(),
+                self.fingerprints.clone(),
+                self.stop.clone(),
+            )));
+        }
+        let key = t.next;
+        t.next += 1;
+        index(&mut t.by_uri, &interest.uris, key);
+        index(&mut t.by_task, &interest.task_ids, key);
+        t.streams.insert(
+            key,
+            Entry {
+                id: interest.id,
+                follows: interest.follows,
+                principal: interest.principal,
+                uris: interest.uris,
+                task_ids: interest.task_ids,
+                inbox: inbox.clone(),
+            },
+        );
+        drop(t);
+        let registration = Registration {
+            table: self.table.clone(),
+            key,
+        };
+        (inbox, registration)
+    }
+}
+
+/// Reads the bus for every stream of the table until the bus closes, the hub is dropped or
+/// the table is gone.
+async fn run(
+    table: Weak<Mutex<Table>>,
+    mut bus: BusReceiver,
+    ours: Arc<ListFingerprints>,
+    stop: CancellationToken,
+) {
+    loop {
+        let delivery = tokio::select! {
+            () = stop.cancelled() => return,
+            d = bus.recv() => d,
+        };
+        let Some(table) = table.upgrade() else {
+            return;
+        };
+        let mut t = table.lock().unwrap_or_else(PoisonError::into_inner);
+        match delivery {
+            Some(Delivery::Event(event)) => t.deliver(&event, &ours),
+            Some(Delivery::Resync) => t.each_inbox(Inbox::resync),
+            None => {
+                t.live = false;
+                t.each_inbox(Inbox::close);
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::listen::covers;
+
+    #[test]
+    fn covering_prefixes_find_exactly_the_covering_subscriptions() {
+        let subscriptions = [
+            "file:///p",
+            "file:///p/",
+            "file:///p/a",
+            "file:///pro",
+            "db://t",
+            "db://t?row",
+            "ü://x/ÿ",
+            "file:",
+        ];
+        let updates = [
+            "file:///p",
+            "file:///p/a",
+            "file:///p/a/b",
+            "file:///project",
+            "file:///p?x=1",
+            "file:///p#frag",
+            "db://t?row=1",
+            "db://t",
+            "ü://x/ÿ/z",
+            "ü://x/ÿz",
+            "file:",
+        ];
+        for updated in updates {
+            let found: HashSet<&str> = covering_prefixes(updated)
+                .filter(|p| subscriptions.contains(p))
+                .collect();
+            let want: HashSet<&str> = subscriptions
+                .into_iter()
+                .filter(|s| covers(s, updated))
+                .collect();
+            assert_eq!(found, want, "{updated}");
+        }
+    }
+
+    fn interest(id: i64, follows: [bool; 3], uris: &[&str], tasks: &[&str]) -> Interest {
+        Interest {
+            id: EncodedId::new(crate::protocol::RequestId::Number(id)),
+            follows,
+            uris: uris.iter().map(|u| u.to_string()).collect(),
+            task_ids: tasks.iter().map(|t| t.to_string()).collect(),
+            principal: Some(format!("p{}", id % 2)),
+        }
+    }
+
+    /// The method and subscription id of what `inbox` holds now.
+    async fn drained(inbox: &Inbox) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok(r) =
+            tokio::time::timeout(std::time::Duration::from_millis(50), inbox.recv()).await
+        {
+            match r {
+                Received::Message(m) => {
+                    let v: serde_json::Value = serde_json::from_slice(&m).unwrap();
+                    let id = &v["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"];
+                    out.push(format!("{} {id}", v["method"].as_str().unwrap()));
+                }
+                other => out.push(format!("{other:?}")),
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn events_reach_exactly_the_interested_streams() {
+        let ours = ListFingerprints {
+            tools: "t".into(),
+            prompts: "p".into(),
+            resources: "r".into(),
+        };
+        let hub = Hub::new(Arc::new(ours.clone()));
+        let notifier = Notifier::memory();
+        let (a, _ra) = hub.register(
+            interest(1, [true, false, false], &["file:///p", "file:///p/"], &["t1"]),
+            &notifier,
+        );
+        let (b, rb) = hub.register(
+            interest(2, [false, true, true], &["file:///p/a", "db://x"], &["t1"]),
+            &notifier,
+        );
+        let (c, _rc) = hub.register(interest(3, [true; 3], &[], &[]), &notifier);
+        let publish = |e| {
+            let n = notifier.clone();
+            async move { n.publish(e).await.unwrap() }
+        };
+        publish(ChangeEvent::ToolsListChanged).await;
+        // Covered twice for stream 1 (both its URIs), once for 2.
+        publish(ChangeEvent::ResourceUpdated {
+            uri: "file:///p/a".into(),
+        })
+        .await;
+        publish(ChangeEvent::ResourceUpdated {
+            uri: "file:///project".into(),
+        })
+        .await;
+        let task = crate::protocol::Task {
+            task_id: "t1".into(),
+            status: "working".into(),
+            status_message: None,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            last_updated_at: "2026-01-01T00:00:00Z".into(),
+            ttl_ms: None,
+            poll_interval_ms: None,
+        };
+        // Only the principal's own stream (1 is "p1", 2 is "p0").
+        publish(ChangeEvent::TaskStatus(crate::notify::TaskChange::new(
+            task,
+            Some("p1".into()),
+        )))
+        .await;
+        let mut theirs = ours.clone();
+        theirs.prompts = "other".into();
+        publish(ChangeEvent::ServerFingerprint(theirs)).await;
+        assert_eq!(
+            drained(&a).await,
+            [
+                "notifications/tools/list_changed 1",
+                "notifications/resources/updated 1",
+                "notifications/tasks 1",
+            ]
+        );
+        assert_eq!(
+            drained(&b).await,
+            [
+                "notifications/resources/updated 2",
+                "notifications/prompts/list_changed 2"
+            ]
+        );
+        assert_eq!(
+            drained(&c).await,
+            [
+                "notifications/tools/list_changed 3",
+                "notifications/prompts/list_changed 3"
+            ]
+        );
+        // A dropped stream leaves the indexes.
+        drop(rb);
+        {
+            let t = hub.table.lock().unwrap();
+            assert!(!t.by_uri.contains_key("db://x"));
+            assert_eq!(t.by_task["t1"].len(), 1);
+            assert_eq!(t.streams.len(), 2);
+        }
+        publish(ChangeEvent::ResourceUpdated {
+            uri: "file:///p/a".into(),
+        })
+        .await;
+        assert_eq!(drained(&a).await, ["notifications/resources/updated 1"]);
+        assert!(drained(&b).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_full_inbox_resyncs_instead_of_growing() {
+        let inbox = Inbox::default();
+        for i in 0..INBOX_CAPACITY + 3 {
+            inbox.push(Bytes::from(i.to_string()));
+        }
+        assert_eq!(inbox.recv().await, Received::Resync);
+        // What came after the overflow is kept.
+        let after = |i: usize| Received::Message(Bytes::from((INBOX_CAPACITY + i).to_string()));
+        assert_eq!(inbox.recv().await, after(1));
+        inbox.close();
+        assert_eq!(inbox.recv().await, after(2));
+        assert_eq!(inbox.recv().await, Received::Closed);
+    }
+}
