@@ -272,13 +272,7 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-async fn run(
-    streams: usize,
-    http2: Option<usize>,
-    with_redis: bool,
-    events: usize,
-    event: Event,
-) {
+async fn run(streams: usize, http2: Option<usize>, with_redis: bool, events: usize, event: Event) {
     let redis = if with_redis {
         Some(redis().await)
     } else {

@@ -10,7 +10,6 @@
 //! Run with `cargo run --release --example load_server -- --listen 127.0.0.1:8080`; it
 //! logs `serving MCP address=ADDR` to stderr.
 
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::app::{self, Config};

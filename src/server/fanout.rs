@@ -465,7 +465,12 @@ mod tests {
         let hub = Hub::new(Arc::new(ours.clone()));
         let notifier = Notifier::memory();
         let (a, _ra) = hub.register(
-            interest(1, [true, false, false], &["file:///p", "file:///p/"], &["t1"]),
+            interest(
+                1,
+                [true, false, false],
+                &["file:///p", "file:///p/"],
+                &["t1"],
+            ),
             &notifier,
         );
         let (b, rb) = hub.register(

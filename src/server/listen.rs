@@ -24,10 +24,10 @@ use super::spliced::{EncodedId, encode};
 use crate::notify::{ListFingerprints, Notifier};
 use crate::observability::metrics;
 use crate::protocol::{
-    AcknowledgedParams, ErrorObject, Implementation, ListChangedParams,
-    PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, RequestId,
-    ResourceUpdatedParams, SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionFilter, SubscriptionMeta,
-    SubscriptionsListenResult, TOOLS_LIST_CHANGED,
+    AcknowledgedParams, ErrorObject, Implementation, ListChangedParams, PROMPTS_LIST_CHANGED,
+    RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, RequestId, ResourceUpdatedParams,
+    SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionFilter, SubscriptionMeta, SubscriptionsListenResult,
+    TOOLS_LIST_CHANGED,
 };
 
 /// The most URIs (and task ids) one listen request may subscribe to.
