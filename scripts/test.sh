@@ -100,7 +100,7 @@ log "cargo clippy"
 cargo clippy --all-targets --all-features -- -D warnings
 
 log "each feature on its own (features only add)"
-for feature in "" auth prometheus redis nats fuzzing reference-server; do
+for feature in "" auth prometheus redis nats fuzzing reference-server testing; do
   cargo clippy --quiet --lib --bins --no-default-features ${feature:+--features "$feature"} -- -D warnings
 done
 

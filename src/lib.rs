@@ -63,6 +63,7 @@
 //! | [`extend`] | for those who write a transport, a bus or a replay store: what [`Server::handle`] returns, the bus and store traits, the handler traits. |
 //! | `app` (feature `reference-server`, not library API) | the reference server's composition root: configuration (flags, env, TOML file) → server builder → [`Runner`]. |
 //! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
+//! | `testing` | (feature `testing`) an in-process client over [`Server::handle`] for your own tests: discover, lists, typed tool calls, reads, prompts, completion, `input_required` rounds, listen streams. |
 //! | `fixtures` (feature `reference-server`, not library API) | the demo toolset and every fixture the official conformance suite calls. |
 //!
 //! The validation ladder, in order: `Host`/`Origin` → 403; method ≠ POST → 405; `Accept` →
@@ -117,6 +118,7 @@
 //! | `prometheus` | yes | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
 //! | `redis` | yes | `notify::RedisBus` (Redis pub/sub bus), `replay::RedisReplayStore` and `session::RedisSessionStore`; `--bus redis://…` |
 //! | `nats` | no | `notify::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
+//! | `testing` | no | the `testing` module: an in-process client for your server's unit tests (no sockets), usually enabled in `[dev-dependencies]` |
 //! | `reference-server` | no | the `stateless-mcp` binary (`cargo run --features reference-server`): its CLI, config file, log set-up and fixtures; not library API, and the only feature that pulls in clap, toml and tracing-subscriber |
 //!
 //! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
@@ -154,6 +156,8 @@ pub mod fuzzing;
 mod server;
 pub mod session;
 pub mod tasks;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transport;
 
 pub use error::{Error, ErrorKind};

@@ -163,6 +163,19 @@ impl Server {
         self.inner.notifier.publish(event).await
     }
 
+    /// The `x-mcp-header` parameters of the tool `name` (none for an unknown tool): what a
+    /// client mirrors into `Mcp-Param-*` (the in-process test client does).
+    #[cfg(feature = "testing")]
+    pub(crate) fn tool_header_params(
+        &self,
+        name: &str,
+    ) -> &[crate::handler::header_rules::HeaderParam] {
+        self.inner
+            .registry
+            .tool(name)
+            .map_or(&[], |t| t.header_params.as_slice())
+    }
+
     /// The server's implementation info (sent in every result's `_meta`).
     pub fn server_info(&self) -> &Implementation {
         &self.inner.server_info

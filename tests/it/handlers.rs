@@ -1,5 +1,6 @@
 //! Handler behaviour: typed tools, structured output, templates, prompts, completions,
-//! panic isolation and concurrency.
+//! panic isolation and concurrency, through the in-process test client (dispatch only, no
+//! sockets; every message checked against the schema).
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use stateless_mcp::protocol::{CompleteResult, ResourceContents};
 use stateless_mcp::{RequestContext, ResourceTemplateDef, Server, ToolDef, ToolError};
 use tokio::sync::Barrier;
 
-use crate::support::{Client, fixtures_server, start};
+use crate::support::{fixtures_server, in_process};
 
 #[derive(Deserialize, JsonSchema)]
 struct Div {
@@ -52,43 +53,46 @@ fn calculator() -> Server {
 
 #[tokio::test]
 async fn typed_tool_lists_its_schemas_and_returns_structured_content() {
-    let srv = start(calculator()).await;
-    let c = Client::new(&srv.url);
-    let list = c.request("tools/list", json!(1), Value::Null).await;
-    let div = &list.result()["tools"][0];
+    let c = in_process::client(calculator());
+    let list = c.request("tools/list", Value::Null).await.unwrap();
+    let div = &list.result().unwrap()["tools"][0];
     assert_eq!(div["name"], "div");
     assert_eq!(div["inputSchema"]["type"], "object");
     assert_eq!(div["inputSchema"]["required"], json!(["a", "b"]));
     assert!(div["outputSchema"]["properties"]["q"].is_object(), "{div}");
 
-    let x = c
-        .request(
-            "tools/call",
-            json!(2),
-            json!({"name": "div", "arguments": {"a": 7, "b": 2}}),
-        )
-        .await;
-    let r = x.result();
-    assert_eq!(r["structuredContent"], json!({"q": 3}));
-    let mirror: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+    let r = c
+        .call_tool("div")
+        .arguments(&json!({"a": 7, "b": 2}))
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"q": 3})));
+    let mirror: Value = serde_json::from_str(r.content[0].as_text().unwrap()).unwrap();
     assert_eq!(mirror, json!({"q": 3}), "text mirror of structuredContent");
+    let q: Value = c
+        .call_tool("div")
+        .arguments(&json!({"a": 9, "b": 2}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(q, json!({"q": 4}), "typed output from structuredContent");
 }
 
 #[tokio::test]
 async fn tool_failures_are_results_the_model_can_read() {
-    let srv = start(calculator()).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(calculator());
     let x = c
         .request(
             "tools/call",
-            json!(1),
             json!({"name": "div", "arguments": {"a": 1, "b": 0}}),
         )
-        .await;
-    assert_eq!(x.status, 200);
-    assert_eq!(x.result()["isError"], true);
+        .await
+        .unwrap();
+    assert_eq!(x.http_status, 200);
+    assert_eq!(x.result().unwrap()["isError"], true);
     assert!(
-        x.result()["content"][0]["text"]
+        x.result().unwrap()["content"][0]["text"]
             .as_str()
             .unwrap()
             .contains("division by zero")
@@ -97,13 +101,13 @@ async fn tool_failures_are_results_the_model_can_read() {
     let x = c
         .request(
             "tools/call",
-            json!(2),
             json!({"name": "div", "arguments": {"a": "x"}}),
         )
-        .await;
-    assert_eq!(x.status, 200);
-    assert_eq!(x.result()["isError"], true);
-    let text = x.result()["content"][0]["text"].as_str().unwrap();
+        .await
+        .unwrap();
+    assert_eq!(x.http_status, 200);
+    assert_eq!(x.result().unwrap()["isError"], true);
+    let text = x.result().unwrap()["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("Invalid arguments for tool div"), "{text}");
     assert!(
         text.contains("\"b\"") || text.contains("/a"),
@@ -113,25 +117,28 @@ async fn tool_failures_are_results_the_model_can_read() {
 
 #[tokio::test]
 async fn a_panicking_handler_fails_only_its_request() {
-    let srv = start(calculator()).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(calculator());
     let x = c
-        .request("tools/call", json!(9), json!({"name": "boom"}))
-        .await;
-    assert_eq!(x.error_code(), -32603);
-    assert_eq!(x.response()["id"], 9);
+        .request("tools/call", json!({"name": "boom"}))
+        .await
+        .unwrap();
+    assert_eq!(x.error().unwrap().code, -32603);
+    assert_eq!(x.message["id"], x.request_id);
     assert!(
-        !x.body.contains("handler bug"),
+        !x.message.to_string().contains("handler bug"),
         "panic details stay in the logs"
     );
     let after = c
         .request(
             "tools/call",
-            json!(10),
             json!({"name": "div", "arguments": {"a": 4, "b": 2}}),
         )
-        .await;
-    assert_eq!(after.result()["structuredContent"], json!({"q": 2}));
+        .await
+        .unwrap();
+    assert_eq!(
+        after.result().unwrap()["structuredContent"],
+        json!({"q": 2})
+    );
 }
 
 #[tokio::test]
@@ -153,17 +160,10 @@ async fn requests_run_concurrently() {
         )
         .build()
         .unwrap();
-    let srv = start(server).await;
-    let c = Client::new(&srv.url);
-    let calls = (0..N).map(|i| {
-        let c = c.clone();
-        async move {
-            c.request("tools/call", json!(i), json!({"name": "meet"}))
-                .await
-        }
-    });
+    let c = in_process::client(server);
+    let calls = (0..N).map(|_| c.call_tool("meet").send::<String>());
     for x in futures_util::future::join_all(calls).await {
-        assert_eq!(x.result()["content"][0]["text"], "met");
+        assert_eq!(x.unwrap(), "met");
     }
 }
 
@@ -193,51 +193,43 @@ async fn templates_bind_variables_and_fixed_resources_win() {
         )
         .build()
         .unwrap();
-    let srv = start(server).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(server);
     let x = c
-        .request(
-            "resources/read",
-            json!(1),
-            json!({"uri": "files:///docs/a%20b.md"}),
-        )
-        .await;
-    assert_eq!(x.result()["contents"][0]["text"], "contents of docs/a b.md");
-    assert_eq!(x.result()["ttlMs"], 0);
-    let x = c
-        .request(
-            "resources/read",
-            json!(2),
-            json!({"uri": "files:///special"}),
-        )
-        .await;
-    assert_eq!(x.result()["contents"][0]["text"], "fixed");
-    let x = c
-        .request(
-            "resources/read",
-            json!(3),
-            json!({"uri": "files:///missing.txt"}),
-        )
-        .await;
-    assert_eq!(x.error_code(), -32602);
-    assert_eq!(x.response()["error"]["data"]["uri"], "files:///missing.txt");
-    let x = c
-        .request(
-            "resources/read",
-            json!(4),
-            json!({"uri": "files:///../etc/passwd"}),
-        )
-        .await;
-    assert_eq!(x.error_code(), -32602);
-    let x = c
-        .request("resources/read", json!(5), json!({"uri": "other://x"}))
-        .await;
-    assert_eq!(x.error_code(), -32602);
-    let t = c
-        .request("resources/templates/list", json!(6), Value::Null)
-        .await;
+        .request("resources/read", json!({"uri": "files:///docs/a%20b.md"}))
+        .await
+        .unwrap();
     assert_eq!(
-        t.result()["resourceTemplates"][0]["uriTemplate"],
+        x.result().unwrap()["contents"][0]["text"],
+        "contents of docs/a b.md"
+    );
+    assert_eq!(x.result().unwrap()["ttlMs"], 0);
+    let x = c
+        .request("resources/read", json!({"uri": "files:///special"}))
+        .await
+        .unwrap();
+    assert_eq!(x.result().unwrap()["contents"][0]["text"], "fixed");
+    let x = c
+        .request("resources/read", json!({"uri": "files:///missing.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(x.error().unwrap().code, -32602);
+    assert_eq!(x.message["error"]["data"]["uri"], "files:///missing.txt");
+    let x = c
+        .request("resources/read", json!({"uri": "files:///../etc/passwd"}))
+        .await
+        .unwrap();
+    assert_eq!(x.error().unwrap().code, -32602);
+    let x = c
+        .request("resources/read", json!({"uri": "other://x"}))
+        .await
+        .unwrap();
+    assert_eq!(x.error().unwrap().code, -32602);
+    let t = c
+        .request("resources/templates/list", Value::Null)
+        .await
+        .unwrap();
+    assert_eq!(
+        t.result().unwrap()["resourceTemplates"][0]["uriTemplate"],
         "files:///{+path}"
     );
 }
@@ -259,16 +251,12 @@ async fn completions_are_capped_at_100() {
         )
         .build()
         .unwrap();
-    let srv = start(server).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(server);
     let x = c
-        .request(
-            "completion/complete",
-            json!(1),
-            json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
+        .request("completion/complete", json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
         )
-        .await;
-    let comp = &x.result()["completion"];
+        .await.unwrap();
+    let comp = &x.result().unwrap()["completion"];
     assert_eq!(comp["values"].as_array().unwrap().len(), 100);
     assert_eq!(comp["total"], 250);
     assert_eq!(comp["hasMore"], true);
@@ -276,18 +264,17 @@ async fn completions_are_capped_at_100() {
 
 #[tokio::test]
 async fn fixtures_complete_prompt_arguments_by_prefix() {
-    let srv = start(fixtures_server()).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(fixtures_server());
     let x = c
         .request(
             "completion/complete",
-            json!(1),
             json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
                    "argument": {"name": "arg1", "value": "par"}}),
         )
-        .await;
+        .await
+        .unwrap();
     assert_eq!(
-        x.result()["completion"]["values"],
+        x.result().unwrap()["completion"]["values"],
         json!(["paris", "park", "party"])
     );
 }
@@ -355,17 +342,18 @@ async fn output_that_breaks_the_output_schema_is_an_internal_error() {
         )
         .build()
         .unwrap();
-    let srv = start(server).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(server);
     let ok = c
-        .request("tools/call", json!(1), json!({"name": "good"}))
-        .await;
-    assert_eq!(ok.result()["structuredContent"], json!({"n": 1}));
-    for (id, name) in [(2, "bad"), (3, "plain")] {
+        .request("tools/call", json!({"name": "good"}))
+        .await
+        .unwrap();
+    assert_eq!(ok.result().unwrap()["structuredContent"], json!({"n": 1}));
+    for name in ["bad", "plain"] {
         let x = c
-            .request("tools/call", json!(id), json!({"name": name}))
-            .await;
-        assert_eq!(x.error_code(), -32603, "{name}");
-        assert_eq!(x.status, 500);
+            .request("tools/call", json!({"name": name}))
+            .await
+            .unwrap();
+        assert_eq!(x.error().unwrap().code, -32603, "{name}");
+        assert_eq!(x.http_status, 500);
     }
 }

@@ -42,4 +42,5 @@ mod stdio;
 mod task_store;
 mod tasks;
 mod tasks_cluster;
+mod testing_client;
 mod typed_handlers;

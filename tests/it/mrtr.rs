@@ -1,6 +1,7 @@
-//! Multi-round-trip requests over real sockets: `input_required`, retries carrying
-//! `inputResponses` and sealed `requestState`, across server instances sharing a key ring,
-//! and every way a state can be misused.
+//! Multi-round-trip requests: `input_required`, retries carrying `inputResponses` and
+//! sealed `requestState`, across server instances sharing a key ring, and every way a
+//! state can be misused. Dispatch only, so through the in-process test client (every
+//! message checked against the schema; `http_status` is what the transport would send).
 
 use std::time::Duration;
 
@@ -8,11 +9,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::protocol::ResourceContents;
+use stateless_mcp::testing::{Response, TestClient};
 use stateless_mcp::{
-    InputRequired, RequestContext, ResourceDef, Server, StateKeys, ToolDef, ToolError,
+    InputRequired, Principal, RequestContext, ResourceDef, Server, StateKeys, ToolDef, ToolError,
 };
 
-use crate::support::{Client, TestServer, start, start_with_test_principal};
+use crate::support::in_process;
 
 const K1: &str = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 const K2: &str = "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
@@ -89,13 +91,13 @@ fn server(keys: &str, ttl: Duration) -> Server {
 #[derive(Deserialize, JsonSchema)]
 struct Empty {}
 
-async fn serve(keys: &str) -> TestServer {
-    start(server(keys, Duration::from_secs(600))).await
+fn serve(keys: &str) -> TestClient {
+    in_process::client(server(keys, Duration::from_secs(600)))
 }
 
-/// Serves with a test-only authentication layer: `x-test-user` becomes the principal.
-async fn serve_with_principal(keys: &str) -> TestServer {
-    start_with_test_principal(server(keys, Duration::from_secs(600))).await
+/// A caller as an authentication layer would present it.
+fn user(name: &str) -> Principal {
+    Principal::new(name).with_issuer("https://issuer.test")
 }
 
 fn caps(c: Value) -> Value {
@@ -106,8 +108,8 @@ fn elicit_caps() -> Value {
     caps(json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}))
 }
 
-async fn call(client: &Client, id: u64, params: Value) -> crate::support::Exchange {
-    client.request("tools/call", json!(id), params).await
+async fn call(client: &TestClient, params: Value) -> Response {
+    client.request("tools/call", params).await.unwrap()
 }
 
 fn book(city: &str, extra: Value) -> Value {
@@ -123,10 +125,10 @@ fn confirm() -> Value {
 }
 
 /// Round 1 of `book`: the sealed state.
-async fn first_round(client: &Client, city: &str) -> String {
-    let r1 = call(client, 1, book(city, json!({}))).await;
-    assert_eq!(r1.status, 200);
-    let result = r1.result();
+async fn first_round(client: &TestClient, city: &str) -> String {
+    let r1 = call(client, book(city, json!({}))).await;
+    assert_eq!(r1.http_status, 200);
+    let result = r1.result().unwrap();
     assert_eq!(result["resultType"], "input_required");
     assert_eq!(
         result["inputRequests"]["confirm"]["method"],
@@ -139,42 +141,45 @@ async fn first_round(client: &Client, city: &str) -> String {
     result["requestState"].as_str().unwrap().to_owned()
 }
 
-fn reason(ex: &crate::support::Exchange) -> String {
-    assert_eq!(ex.status, 400, "{}", ex.body);
-    assert_eq!(ex.error_code(), -32602, "{}", ex.body);
-    ex.response()["error"]["data"]["reason"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a reason in {}", ex.body))
+fn reason(ex: &Response) -> String {
+    assert_eq!(ex.http_status, 400, "{}", ex.message);
+    let e = ex
+        .error()
+        .unwrap_or_else(|| panic!("an error: {}", ex.message));
+    assert_eq!(e.code, -32602, "{}", ex.message);
+    e.data
+        .as_ref()
+        .and_then(|d| d["reason"].as_str())
+        .unwrap_or_else(|| panic!("a reason in {}", ex.message))
         .to_owned()
 }
 
 #[tokio::test]
 async fn a_state_sealed_by_one_instance_is_accepted_by_another_with_the_same_keys() {
-    let a = serve(K1).await;
-    let b = serve(K1).await;
-    let state = first_round(&Client::new(&a.url), "Lisbon").await;
+    let a = serve(K1);
+    let b = serve(K1);
+    let state = first_round(&a, "Lisbon").await;
     assert!(state.starts_with("v1.k1."), "{state}");
     let r2 = call(
-        &Client::new(&b.url),
-        2,
+        &b,
         book(
             "Lisbon",
             json!({"inputResponses": confirm(), "requestState": state}),
         ),
     )
     .await;
-    assert_eq!(r2.status, 200, "{}", r2.body);
-    assert_eq!(r2.result()["resultType"], "complete");
+    assert_eq!(r2.http_status, 200, "{}", r2.message);
+    assert_eq!(r2.result().unwrap()["resultType"], "complete");
     assert_eq!(
-        r2.result()["content"][0]["text"],
+        r2.result().unwrap()["content"][0]["text"],
         "anonymous booked Lisbon: true"
     );
 }
 
 #[tokio::test]
 async fn every_tampering_and_replay_is_rejected_with_invalid_params() {
-    let a = serve(K1).await;
-    let client = Client::new(&a.url);
+    let a = serve(K1);
+    let client = a;
     let state = first_round(&client, "Oslo").await;
     let retry = |city: &str, state: Value| {
         book(
@@ -183,16 +188,11 @@ async fn every_tampering_and_replay_is_rejected_with_invalid_params() {
         )
     };
 
-    let appended = call(
-        &client,
-        2,
-        retry("Oslo", json!(format!("{state}-TAMPERED"))),
-    )
-    .await;
+    let appended = call(&client, retry("Oslo", json!(format!("{state}-TAMPERED")))).await;
     assert!(
         ["malformed", "tampered"].contains(&reason(&appended).as_str()),
         "{}",
-        appended.body
+        appended.message
     );
 
     let mut bytes = state.clone().into_bytes();
@@ -200,79 +200,71 @@ async fn every_tampering_and_replay_is_rejected_with_invalid_params() {
     bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
     let flipped = call(
         &client,
-        3,
         retry("Oslo", json!(String::from_utf8(bytes).unwrap())),
     )
     .await;
     assert_eq!(reason(&flipped), "tampered");
 
-    let other_args = call(&client, 4, retry("Paris", json!(state))).await;
+    let other_args = call(&client, retry("Paris", json!(state))).await;
     assert_eq!(reason(&other_args), "wrong_params");
 
     let other_method = json!({"uri": "vault://secret", "requestState": state,
                                   "inputResponses": {"unlock": {"action": "accept", "content": {"ok": true}}},
                                   "_meta": elicit_caps()});
     let read = client
-        .request("resources/read", json!(5), other_method)
-        .await;
+        .request("resources/read", other_method)
+        .await
+        .unwrap();
     assert_eq!(reason(&read), "wrong_method");
 
-    let foreign = serve(K2).await;
-    let r = call(&Client::new(&foreign.url), 6, retry("Oslo", json!(state))).await;
+    let foreign = serve(K2);
+    let r = call(&foreign, retry("Oslo", json!(state))).await;
     assert_eq!(reason(&r), "unknown_key");
 
-    let not_a_string = call(&client, 7, retry("Oslo", json!(42))).await;
-    assert_eq!(not_a_string.error_code(), -32602);
-    assert_eq!(not_a_string.status, 400);
+    let not_a_string = call(&client, retry("Oslo", json!(42))).await;
+    assert_eq!(not_a_string.error().unwrap().code, -32602);
+    assert_eq!(not_a_string.http_status, 400);
 
     // A fresh, untouched state still works: nothing above consumed or poisoned it.
-    let ok = call(&client, 8, retry("Oslo", json!(state))).await;
-    assert_eq!(ok.result()["resultType"], "complete");
+    let ok = call(&client, retry("Oslo", json!(state))).await;
+    assert_eq!(ok.result().unwrap()["resultType"], "complete");
 }
 
 #[tokio::test]
 async fn a_state_is_bound_to_its_caller() {
-    let srv = serve_with_principal(K1).await;
-    let client = Client::new(&srv.url);
-    let as_user = |user: &'static str, id: u64, params: Value| {
-        let client = client.clone();
-        async move {
-            let mut headers = Client::headers("tools/call", Some("book"));
-            headers.push(("x-test-user".into(), user.into()));
-            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                              "params": crate::support::with_meta(params)});
-            client
-                .send(headers, body.to_string(), Some("tools/call"))
-                .await
-        }
+    let client = serve(K1);
+    let as_user = |name: &str, params: Value| {
+        let client = client.clone().principal(user(name));
+        async move { client.request("tools/call", params).await.unwrap() }
     };
-    let r1 = as_user("alice", 1, book("Rome", json!({}))).await;
-    let state = r1.result()["requestState"].as_str().unwrap().to_owned();
+    let r1 = as_user("alice", book("Rome", json!({}))).await;
+    let state = r1.result().unwrap()["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let retry = book(
         "Rome",
         json!({"inputResponses": confirm(), "requestState": state}),
     );
-    let bob = as_user("bob", 2, retry.clone()).await;
+    let bob = as_user("bob", retry.clone()).await;
     assert_eq!(reason(&bob), "wrong_principal");
-    let anonymous = call(&client, 3, retry.clone()).await;
+    let anonymous = call(&client, retry.clone()).await;
     assert_eq!(reason(&anonymous), "wrong_principal");
-    let alice = as_user("alice", 4, retry).await;
+    let alice = as_user("alice", retry).await;
     assert_eq!(
-        alice.result()["content"][0]["text"],
+        alice.result().unwrap()["content"][0]["text"],
         "alice booked Rome: true"
     );
 }
 
 #[tokio::test]
 async fn expired_states_are_rejected() {
-    let srv = start(server(K1, Duration::from_secs(1))).await;
-    let client = Client::new(&srv.url);
+    let client = in_process::client(server(K1, Duration::from_secs(1)));
     let state = first_round(&client, "Bern").await;
     // The expiry has one-second resolution: wait until it has certainly passed.
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let r = call(
         &client,
-        2,
         book(
             "Bern",
             json!({"inputResponses": confirm(), "requestState": state}),
@@ -284,24 +276,22 @@ async fn expired_states_are_rejected() {
 
 #[tokio::test]
 async fn key_rotation_old_keys_open_and_the_newest_seals() {
-    let old = serve(K1).await;
-    let rotated = serve(&format!("{K2},{K1}")).await;
-    let old_state = first_round(&Client::new(&old.url), "Turin").await;
+    let old = serve(K1);
+    let rotated = serve(&format!("{K2},{K1}"));
+    let old_state = first_round(&old, "Turin").await;
     let r = call(
-        &Client::new(&rotated.url),
-        2,
+        &rotated,
         book(
             "Turin",
             json!({"inputResponses": confirm(), "requestState": old_state}),
         ),
     )
     .await;
-    assert_eq!(r.result()["resultType"], "complete");
-    let new_state = first_round(&Client::new(&rotated.url), "Turin").await;
+    assert_eq!(r.result().unwrap()["resultType"], "complete");
+    let new_state = first_round(&rotated, "Turin").await;
     assert!(new_state.starts_with("v1.k2."), "{new_state}");
     let r = call(
-        &Client::new(&old.url),
-        3,
+        &old,
         book(
             "Turin",
             json!({"inputResponses": confirm(), "requestState": new_state}),
@@ -313,164 +303,145 @@ async fn key_rotation_old_keys_open_and_the_newest_seals() {
 
 #[tokio::test]
 async fn undeclared_capabilities_are_never_requested() {
-    let srv = serve(K1).await;
-    let client = Client::new(&srv.url);
+    let client = serve(K1);
     // Form elicitation, client declares sampling only.
     let r = call(
         &client,
-        1,
         json!({"name": "test_input_required_result_elicitation", "arguments": {},
                "_meta": caps(json!({"sampling": {}}))}),
     )
     .await;
-    assert_eq!(r.status, 400);
-    assert_eq!(r.error_code(), -32021);
+    assert_eq!(r.http_status, 400);
+    assert_eq!(r.error().unwrap().code, -32021);
     assert_eq!(
-        r.response()["error"]["data"]["requiredCapabilities"],
+        r.message["error"]["data"]["requiredCapabilities"],
         json!({"elicitation": {"form": {}}})
     );
     // URL elicitation, client declares form mode only (`{}`).
     let r = call(
         &client,
-        2,
         json!({"name": "login", "arguments": {}, "_meta": caps(json!({"elicitation": {}}))}),
     )
     .await;
-    assert_eq!(r.error_code(), -32021);
+    assert_eq!(r.error().unwrap().code, -32021);
     assert_eq!(
-        r.response()["error"]["data"]["requiredCapabilities"],
+        r.message["error"]["data"]["requiredCapabilities"],
         json!({"elicitation": {"url": {}}})
     );
     // With URL mode declared, the URL request goes out; `accept` completes it.
     let url_caps = caps(json!({"elicitation": {"url": {}}}));
     let r = call(
         &client,
-        3,
         json!({"name": "login", "arguments": {}, "_meta": url_caps}),
     )
     .await;
     assert_eq!(
-        r.result()["inputRequests"]["login"]["params"],
+        r.result().unwrap()["inputRequests"]["login"]["params"],
         json!({"mode": "url", "message": "Sign in", "url": "https://example.com/login"})
     );
     // The fallback path: a handler that checks capabilities asks only for what it may.
     let r = call(
         &client,
-        4,
         json!({"name": "test_input_required_result_capabilities", "arguments": {},
                "_meta": caps(json!({"roots": {}}))}),
     )
     .await;
-    let requests = r.result()["inputRequests"].as_object().unwrap();
+    let requests = r.result().unwrap()["inputRequests"].as_object().unwrap();
     assert_eq!(requests.keys().collect::<Vec<_>>(), ["client_roots"]);
 }
 
 #[tokio::test]
 async fn missing_answers_ask_again_and_malformed_ones_are_invalid_params() {
-    let srv = serve(K1).await;
-    let client = Client::new(&srv.url);
+    let client = serve(K1);
     let elicit = |responses: Value| {
         json!({"name": "test_input_required_result_elicitation", "arguments": {},
                "inputResponses": responses, "_meta": elicit_caps()})
     };
     let wrong_key = call(
         &client,
-        1,
         elicit(json!({"wrong": {"action": "accept", "content": {"name": "x"}}})),
     )
     .await;
-    assert_eq!(wrong_key.result()["resultType"], "input_required");
-    let declined = call(
-        &client,
-        2,
-        elicit(json!({"user_name": {"action": "decline"}})),
-    )
-    .await;
-    assert_eq!(declined.result()["resultType"], "input_required");
-    for (id, bad) in [
-        (3, json!(null)),
-        (4, json!(12345)),
-        (5, json!({"user_name": 12345})),
-        (6, json!([])),
+    assert_eq!(wrong_key.result().unwrap()["resultType"], "input_required");
+    let declined = call(&client, elicit(json!({"user_name": {"action": "decline"}}))).await;
+    assert_eq!(declined.result().unwrap()["resultType"], "input_required");
+    for bad in [
+        json!(null),
+        json!(12345),
+        json!({"user_name": 12345}),
+        json!([]),
     ] {
-        let r = call(&client, id, elicit(bad.clone())).await;
-        assert_eq!(r.status, 400, "{bad}: {}", r.body);
-        assert_eq!(r.error_code(), -32602, "{bad}");
-        assert_eq!(r.response()["id"], json!(id));
+        let r = call(&client, elicit(bad.clone())).await;
+        assert_eq!(r.http_status, 400, "{bad}: {}", r.message);
+        assert_eq!(r.error().unwrap().code, -32602, "{bad}");
+        assert_eq!(r.message["id"], json!(r.request_id));
     }
     let extra = call(
         &client,
-        7,
         elicit(
             json!({"user_name": {"action": "accept", "content": {"name": "Ada"}},
                       "unknown": {"action": "accept", "content": {}}}),
         ),
     )
     .await;
-    assert_eq!(extra.result()["content"][0]["text"], "Hello, Ada!");
+    assert_eq!(extra.result().unwrap()["content"][0]["text"], "Hello, Ada!");
 }
 
 #[tokio::test]
 async fn resources_and_prompts_can_ask_for_input_and_lists_cannot() {
-    let srv = serve(K1).await;
-    let client = Client::new(&srv.url);
+    let client = serve(K1);
     let r1 = client
         .request(
             "resources/read",
-            json!(1),
             json!({"uri": "vault://secret", "_meta": elicit_caps()}),
         )
-        .await;
-    let result = r1.result();
+        .await
+        .unwrap();
+    let result = r1.result().unwrap();
     assert_eq!(result["resultType"], "input_required");
     let state = result["requestState"].as_str().unwrap();
     let r2 = client
         .request(
             "resources/read",
-            json!(2),
             json!({"uri": "vault://secret", "requestState": state, "_meta": elicit_caps(),
                    "inputResponses": {"unlock": {"action": "accept", "content": {"ok": true}}}}),
         )
-        .await;
-    assert_eq!(r2.result()["contents"][0]["text"], "the secret");
+        .await
+        .unwrap();
+    assert_eq!(r2.result().unwrap()["contents"][0]["text"], "the secret");
 
     let p1 = client
         .request(
             "prompts/get",
-            json!(3),
             json!({"name": "test_input_required_result_prompt", "_meta": elicit_caps()}),
         )
-        .await;
-    assert_eq!(p1.result()["resultType"], "input_required");
+        .await
+        .unwrap();
+    assert_eq!(p1.result().unwrap()["resultType"], "input_required");
     let p2 = client
-        .request(
-            "prompts/get",
-            json!(4),
-            json!({"name": "test_input_required_result_prompt", "_meta": elicit_caps(),
+        .request("prompts/get", json!({"name": "test_input_required_result_prompt", "_meta": elicit_caps(),
                    "inputResponses": {"user_context": {"action": "accept", "content": {"context": "ctx"}}}}),
         )
-        .await;
+        .await
+        .unwrap();
     assert_eq!(
-        p2.result()["messages"][0]["content"]["text"],
+        p2.result().unwrap()["messages"][0]["content"]["text"],
         "Context: ctx"
     );
 
-    for (id, method) in [
-        (5, "tools/list"),
-        (6, "prompts/list"),
-        (7, "server/discover"),
-    ] {
+    for method in ["tools/list", "prompts/list", "server/discover"] {
         let r = client
-            .request(method, json!(id), json!({"_meta": elicit_caps()}))
-            .await;
-        assert_ne!(r.result()["resultType"], "input_required");
+            .request(method, json!({"_meta": elicit_caps()}))
+            .await
+            .unwrap();
+        assert_ne!(r.result().unwrap()["resultType"], "input_required");
     }
 }
 
 #[tokio::test]
 async fn multi_round_state_carries_earlier_answers() {
-    let a = serve(K1).await;
-    let b = serve(K1).await;
+    let a = serve(K1);
+    let b = serve(K1);
     let tool = |responses: Value, state: Option<&str>| {
         let mut p = json!({"name": "test_input_required_result_multi_round", "arguments": {},
                            "inputResponses": responses, "_meta": elicit_caps()});
@@ -479,30 +450,37 @@ async fn multi_round_state_carries_earlier_answers() {
         }
         p
     };
-    let r1 = call(&Client::new(&a.url), 1, tool(json!({}), None)).await;
-    let s1 = r1.result()["requestState"].as_str().unwrap().to_owned();
+    let r1 = call(&a, tool(json!({}), None)).await;
+    let s1 = r1.result().unwrap()["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let r2 = call(
-        &Client::new(&b.url),
-        2,
+        &b,
         tool(
             json!({"step1": {"action": "accept", "content": {"name": "Alice"}}}),
             Some(&s1),
         ),
     )
     .await;
-    let s2 = r2.result()["requestState"].as_str().unwrap().to_owned();
+    let s2 = r2.result().unwrap()["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert_ne!(s1, s2);
-    assert!(r2.result()["inputRequests"].get("step2").is_some());
+    assert!(r2.result().unwrap()["inputRequests"].get("step2").is_some());
     let r3 = call(
-        &Client::new(&a.url),
-        3,
+        &a,
         tool(
             json!({"step2": {"action": "accept", "content": {"color": "blue"}}}),
             Some(&s2),
         ),
     )
     .await;
-    assert_eq!(r3.result()["content"][0]["text"], "Alice likes blue");
+    assert_eq!(
+        r3.result().unwrap()["content"][0]["text"],
+        "Alice likes blue"
+    );
     println!(
         "sealed state sizes: round 1 {} bytes, round 2 {} bytes",
         s1.len(),

@@ -1,9 +1,11 @@
-//! Self-contained cursors: any replica with the same registry continues a list.
+//! Self-contained cursors: any replica with the same registry continues a list (in
+//! process: two servers built alike stand for two replicas).
 
 use serde_json::{Value, json};
+use stateless_mcp::testing::TestClient;
 use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
 
-use crate::support::{Client, start};
+use crate::support::in_process;
 
 fn many_tools(n: usize) -> Server {
     let mut b = Server::builder().page_size(7);
@@ -17,7 +19,7 @@ fn many_tools(n: usize) -> Server {
     b.build().unwrap()
 }
 
-async fn walk(clients: &[Client]) -> Vec<String> {
+async fn walk(clients: &[TestClient]) -> Vec<String> {
     let mut names = Vec::new();
     let mut cursor: Option<String> = None;
     for page in 0.. {
@@ -26,8 +28,8 @@ async fn walk(clients: &[Client]) -> Vec<String> {
             Some(cur) => json!({"cursor": cur}),
             None => json!({}),
         };
-        let x = c.request("tools/list", json!(page), params).await;
-        let r = x.result();
+        let x = c.request("tools/list", params).await.unwrap();
+        let r = x.result().unwrap();
         assert_eq!(r["cacheScope"], "public");
         for t in r["tools"].as_array().unwrap() {
             names.push(t["name"].as_str().unwrap().to_owned());
@@ -43,33 +45,46 @@ async fn walk(clients: &[Client]) -> Vec<String> {
 
 #[tokio::test]
 async fn a_cursor_from_one_replica_works_on_another() {
-    let (a, b) = (start(many_tools(30)).await, start(many_tools(30)).await);
-    let clients = [Client::new(&a.url), Client::new(&b.url)];
+    let clients = [
+        in_process::client(many_tools(30)),
+        in_process::client(many_tools(30)),
+    ];
     let names = walk(&clients).await;
     let expected: Vec<String> = (0..30).map(|i| format!("tool_{i:03}")).collect();
     assert_eq!(
         names, expected,
         "every tool once, in registration order, across replicas"
     );
+    let listed: Vec<String> = clients[1]
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(listed, expected, "the test client follows every page");
+    assert_eq!(clients[0].list_pages("tools/list").await.unwrap().len(), 5);
 }
 
 #[tokio::test]
 async fn a_cursor_of_another_list_or_version_is_invalid() {
-    let (a, b) = (start(many_tools(30)).await, start(many_tools(31)).await);
-    let ca = Client::new(&a.url);
-    let first = ca.request("tools/list", json!(1), json!({})).await;
-    let cursor = first.result()["nextCursor"].as_str().unwrap().to_owned();
-    let other_version = Client::new(&b.url)
-        .request("tools/list", json!(2), json!({"cursor": cursor}))
-        .await;
-    assert_eq!(other_version.error_code(), -32602);
+    let ca = in_process::client(many_tools(30));
+    let cb = in_process::client(many_tools(31));
+    let first = ca.request("tools/list", json!({})).await.unwrap();
+    let cursor = first.result().unwrap()["nextCursor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let other_version = cb
+        .request("tools/list", json!({"cursor": cursor}))
+        .await
+        .unwrap();
+    assert_eq!(other_version.error().unwrap().code, -32602);
     let x = ca
-        .request(
-            "tools/list",
-            json!(3),
-            json!({"cursor": "bm90LWEtY3Vyc29y"}),
-        )
-        .await;
-    assert_eq!(x.error_code(), -32602);
-    assert_eq!(x.response()["error"]["message"], "Invalid cursor");
+        .request("tools/list", json!({"cursor": "bm90LWEtY3Vyc29y"}))
+        .await
+        .unwrap();
+    let e = x.error().unwrap();
+    assert_eq!(e.code, -32602);
+    assert_eq!(e.message, "Invalid cursor");
 }

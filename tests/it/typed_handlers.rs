@@ -1,6 +1,7 @@
 //! Application state in every handler kind, the one error story (what is logged, what the
 //! client sees), tool annotations, typed template variables and prompt arguments, and
-//! typed form elicitation.
+//! typed form elicitation. Dispatch only, so through the in-process test client (every
+//! message checked against the schema).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,7 +17,9 @@ use stateless_mcp::{
     ResourceTemplateDef, Server, State, ToolDef,
 };
 
-use crate::support::{Client, start};
+use stateless_mcp::testing::{Answer, TestClient};
+
+use crate::support::in_process;
 
 /// The application state: a hit counter shared by every handler.
 #[derive(Clone, Default)]
@@ -175,58 +178,52 @@ struct Greeting2 {
     inner: Preferences,
 }
 
-async fn tool(c: &Client, name: &str, extra: Value) -> Value {
+async fn tool(c: &TestClient, name: &str, extra: Value) -> Value {
     let mut params = json!({"name": name, "arguments": {}});
     for (k, v) in extra.as_object().unwrap() {
         params[k] = v.clone();
     }
-    c.request("tools/call", json!(name), params)
-        .await
-        .response()
-        .clone()
+    c.request("tools/call", params).await.unwrap().message
 }
 
 #[tokio::test]
 async fn one_state_reaches_every_handler_kind() {
     let hits = Hits::default();
-    let srv = start(server(hits.clone())).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(server(hits.clone()));
     assert_eq!(
         tool(&c, "hit", json!({})).await["result"]["content"][0]["text"],
         "tool 1"
     );
     let r = c
-        .request("resources/read", json!(2), json!({"uri": "app://hits"}))
-        .await;
-    assert_eq!(r.result()["contents"][0]["text"], "resource 2");
+        .request("resources/read", json!({"uri": "app://hits"}))
+        .await
+        .unwrap();
+    assert_eq!(r.result().unwrap()["contents"][0]["text"], "resource 2");
     let r = c
-        .request(
-            "resources/read",
-            json!(3),
-            json!({"uri": "books://dune/pages/42"}),
-        )
-        .await;
-    assert_eq!(r.result()["contents"][0]["text"], "dune page 42");
+        .request("resources/read", json!({"uri": "books://dune/pages/42"}))
+        .await
+        .unwrap();
+    assert_eq!(r.result().unwrap()["contents"][0]["text"], "dune page 42");
     let r = c
         .request(
             "prompts/get",
-            json!(4),
             json!({"name": "greet", "arguments": {"name": "Ada", "excitement": "3"}}),
         )
-        .await;
+        .await
+        .unwrap();
     assert_eq!(
-        r.result()["messages"][0]["content"]["text"],
+        r.result().unwrap()["messages"][0]["content"]["text"],
         "Hello Ada!!! (#4)"
     );
     let r = c
         .request(
             "completion/complete",
-            json!(5),
             json!({"ref": {"type": "ref/prompt", "name": "greet"},
                    "argument": {"name": "name", "value": "A"}}),
         )
-        .await;
-    assert_eq!(r.result()["completion"]["values"], json!(["v5"]));
+        .await
+        .unwrap();
+    assert_eq!(r.result().unwrap()["completion"]["values"], json!(["v5"]));
     assert_eq!(hits.0.load(Ordering::SeqCst), 5, "one shared value");
 }
 
@@ -255,8 +252,7 @@ fn a_state_nobody_registered_fails_the_build_naming_its_type() {
 
 #[tokio::test]
 async fn unexpected_errors_are_generic_and_explicit_messages_reach_the_model() {
-    let srv = start(server(Hits::default())).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(server(Hits::default()));
     for name in ["io_fails", "anyhow_fails"] {
         let r = tool(&c, name, json!({})).await;
         assert_eq!(r["result"]["isError"], true, "{r}");
@@ -270,47 +266,53 @@ async fn unexpected_errors_are_generic_and_explicit_messages_reach_the_model() {
         "the quota is used up; try tomorrow"
     );
     let r = c
-        .request("resources/read", json!(1), json!({"uri": "app://broken"}))
-        .await;
-    assert_eq!(r.error_code(), -32603);
-    assert_eq!(r.response()["error"]["message"], "Internal error");
-    assert!(!r.body.contains("nonexistent"), "{}", r.body);
+        .request("resources/read", json!({"uri": "app://broken"}))
+        .await
+        .unwrap();
+    assert_eq!(r.error().unwrap().code, -32603);
+    assert_eq!(r.message["error"]["message"], "Internal error");
+    assert!(
+        !r.message.to_string().contains("nonexistent"),
+        "{}",
+        r.message
+    );
     let r = c
-        .request("prompts/get", json!(2), json!({"name": "refuses"}))
-        .await;
-    assert_eq!(r.error_code(), -32603);
+        .request("prompts/get", json!({"name": "refuses"}))
+        .await
+        .unwrap();
+    assert_eq!(r.error().unwrap().code, -32603);
     assert_eq!(
-        r.response()["error"]["message"],
+        r.message["error"]["message"],
         "prompts are closed for maintenance"
     );
     let r = c
         .request(
             "completion/complete",
-            json!(3),
             json!({"ref": {"type": "ref/prompt", "name": "greet"},
                    "argument": {"name": "name", "value": "boom"}}),
         )
-        .await;
-    assert_eq!(r.error_code(), -32602, "protocol errors stay expressible");
+        .await
+        .unwrap();
+    assert_eq!(
+        r.error().unwrap().code,
+        -32602,
+        "protocol errors stay expressible"
+    );
 }
 
 #[tokio::test]
 async fn typed_variables_and_arguments_are_declared_and_checked() {
-    let srv = start(server(Hits::default())).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(server(Hits::default()));
     // A page that is not a number names no resource.
     let r = c
-        .request(
-            "resources/read",
-            json!(1),
-            json!({"uri": "books://dune/pages/x"}),
-        )
-        .await;
-    assert_eq!(r.error_code(), -32602);
-    assert_eq!(r.response()["error"]["data"]["uri"], "books://dune/pages/x");
+        .request("resources/read", json!({"uri": "books://dune/pages/x"}))
+        .await
+        .unwrap();
+    assert_eq!(r.error().unwrap().code, -32602);
+    assert_eq!(r.message["error"]["data"]["uri"], "books://dune/pages/x");
     // The prompt's arguments come from its struct.
-    let r = c.request("prompts/list", json!(2), Value::Null).await;
-    let greet = r.result()["prompts"]
+    let r = c.request("prompts/list", Value::Null).await.unwrap();
+    let greet = r.result().unwrap()["prompts"]
         .as_array()
         .unwrap()
         .iter()
@@ -327,14 +329,14 @@ async fn typed_variables_and_arguments_are_declared_and_checked() {
     let r = c
         .request(
             "prompts/get",
-            json!(3),
             json!({"name": "greet", "arguments": {"name": "Ada", "excitement": "lots"}}),
         )
-        .await;
-    assert_eq!(r.error_code(), -32602);
+        .await
+        .unwrap();
+    assert_eq!(r.error().unwrap().code, -32602);
     // Annotations set with the builder methods.
-    let r = c.request("tools/list", json!(4), Value::Null).await;
-    let hit = r.result()["tools"]
+    let r = c.request("tools/list", Value::Null).await.unwrap();
+    let hit = r.result().unwrap()["tools"]
         .as_array()
         .unwrap()
         .iter()
@@ -349,8 +351,7 @@ async fn typed_variables_and_arguments_are_declared_and_checked() {
 
 #[tokio::test]
 async fn a_typed_form_is_asked_for_and_read_back() {
-    let srv = start(server(Hits::default())).await;
-    let c = Client::new(&srv.url);
+    let c = in_process::client(server(Hits::default()));
     let caps = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}});
     let r = tool(&c, "preferences", caps.clone()).await;
     let result = &r["result"];
@@ -376,6 +377,15 @@ async fn a_typed_form_is_asked_for_and_read_back() {
     }
     let r = tool(&c, "preferences", retry).await;
     assert_eq!(r["result"]["content"][0]["text"], "blue true", "{r}");
+    // The same round answered by the client's callback.
+    let answering = c
+        .clone()
+        .capabilities(json!({"elicitation": {"form": {}}}))
+        .on_input(|key, _request| {
+            (key == "prefs").then(|| Answer::accept(&json!({"colour": "red", "newsletter": false})))
+        });
+    let out: String = answering.call_tool("preferences").send().await.unwrap();
+    assert_eq!(out, "red false");
     // A type the form schema cannot express is an internal error, not a bad request.
     let r = tool(&c, "bad_form", caps).await;
     assert_eq!(r["error"]["code"], -32603, "{r}");
