@@ -31,20 +31,15 @@ need nginx nginx
 need redis-server redis-server
 
 # The tests check every message against the official MCP schema (never committed).
-if [ -z "${MCP_SCHEMA_JSON:-}" ] && [ ! -f ../shared/spec/2026-07-28/schema.json ] \
-   && [ ! -f target/mcp-schema/2026-07-28/schema.json ]; then
-  mkdir -p target/mcp-schema/2026-07-28
-  curl -fsSL --max-time 60 -o target/mcp-schema/2026-07-28/schema.json \
-    https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol/main/schema/2026-07-28/schema.json
-fi
+bash scripts/provision.sh schemas >/dev/null
 
 echo "== building"
-cargo test --test it --no-run --quiet
+cargo test --features external-tests --test it --no-run --quiet
 
 echo "== running (nginx $(nginx -v 2>&1 | sed 's/.*\///'), redis $(redis-server --version | awk '{print $3}' | sed s/v=//))"
 mkdir -p target
 status=0
-cargo test --test it scale_out -- --nocapture --test-threads 1 \
+cargo test --features external-tests --test it scale_out -- --nocapture --test-threads 1 \
   > target/scale-out-demo.log 2>&1 || status=$?
 sed -n -E \
   -e 's/^test scale_out::([a-z_0-9]+) \.\.\. .*/\n== \1/p' \

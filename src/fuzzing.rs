@@ -206,7 +206,7 @@ fn schema_path() -> PathBuf {
         .unwrap_or_else(|| {
             panic!(
                 "the MCP 2026-07-28 schema.json was not found (set MCP_SCHEMA_JSON; \
-                 scripts/test.sh fetches it into target/mcp-schema/)"
+                 scripts/provision.sh fetches it into target/mcp-schema/)"
             )
         })
 }

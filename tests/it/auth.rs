@@ -8,6 +8,7 @@ mod keys;
 mod lists;
 mod metadata;
 mod own_clients;
+#[cfg(feature = "external-tests")]
 mod python;
 mod scopes;
 mod tls;

@@ -1,6 +1,6 @@
 //! The deployment files pass the real validators, offline: every Kubernetes manifest against
 //! the Kubernetes schemas (`kubernetes-validate --strict`, from PyPI, installed into the test
-//! venv by `scripts/test.sh`), the shipped nginx configuration with `nginx -t`, and the
+//! venv by `scripts/provision.sh`), the shipped nginx configuration with `nginx -t`, and the
 //! compose file with `docker-compose config` (Debian's `docker-compose`). Each validator is
 //! also shown a broken copy and must refuse it, so a validator that checks nothing fails.
 

@@ -77,7 +77,7 @@ async fn a_replica_with_other_lists_makes_old_replicas_announce_list_changes() {
 
 /// The same with real processes on a real Redis: a client listening on a replica of the old
 /// version hears about the new version's lists when a new replica starts.
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "external-tests"))]
 #[tokio::test]
 async fn a_new_version_starting_on_the_bus_reaches_listeners_of_the_old_one() {
     use crate::support::brokers::RedisServer;

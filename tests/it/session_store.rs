@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use stateless_mcp::protocol::LoggingLevel;
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "external-tests"))]
 use stateless_mcp::session::RedisSessionStore;
 use stateless_mcp::session::{
     MAX_SESSION_SUBSCRIPTIONS, MemorySessionStore, SessionSettings, SessionStore,
 };
 
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "external-tests"))]
 use crate::support::brokers::RedisServer;
 
 fn hour() -> SystemTime {
@@ -122,7 +122,7 @@ async fn memory_store_keeps_the_contract() {
     contract(store.clone(), store, "memory").await;
 }
 
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "external-tests"))]
 #[tokio::test]
 async fn redis_store_keeps_the_contract() {
     let redis = RedisServer::start();
@@ -139,7 +139,7 @@ async fn redis_store_keeps_the_contract() {
     );
 }
 
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "external-tests"))]
 #[tokio::test]
 async fn an_unreachable_redis_fails_loudly() {
     let redis = RedisServer::start();

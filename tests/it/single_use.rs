@@ -111,7 +111,7 @@ async fn a_single_use_state_runs_once_per_replica_with_the_memory_store() {
     assert_paid(&call(&srv, "quote", retry(&q)).await);
 }
 
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "external-tests"))]
 #[tokio::test]
 async fn a_replay_on_another_replica_is_refused_through_redis_and_an_unreachable_store_fails_closed()
  {

@@ -278,7 +278,7 @@ async fn memory_contract() {
     contract(&Memory(Arc::new(MemoryTaskStore::default()))).await;
 }
 
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "external-tests"))]
 mod redis {
     use super::support::brokers::RedisServer;
     use super::*;

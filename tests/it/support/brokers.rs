@@ -40,7 +40,7 @@ pub fn program(name: &str, package: &str) -> PathBuf {
     }
     panic!(
         "`{name}` is not installed; the bus and multi-replica tests need it. Install it with \
-         `apt-get install -y {package}` (scripts/test.sh does this)"
+         `apt-get install -y {package}` (scripts/provision.sh does this)"
     );
 }
 

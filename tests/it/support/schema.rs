@@ -5,7 +5,8 @@
 //! The schemas are the spec's files and are not committed. Each is read from an environment
 //! variable (`MCP_SCHEMA_JSON`, `MCP_LEGACY_SCHEMA_JSON`), else
 //! `../shared/spec/<version>/schema.json`, else `target/mcp-schema/<version>/schema.json`
-//! (where `scripts/test.sh` fetches them). Without any of them the tests fail, saying so.
+//! (where `scripts/provision.sh` fetches them). Without any of them the tests fail, saying
+//! so.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -50,7 +51,7 @@ fn schema_path(era: &Era) -> PathBuf {
     }
     panic!(
         "the MCP {} schema.json was not found (looked at ${}, {}); \
-         run scripts/test.sh, which fetches it into target/mcp-schema/, or set {}",
+         run scripts/provision.sh, which fetches it into target/mcp-schema/, or set {}",
         era.version,
         era.env,
         candidates
