@@ -19,48 +19,40 @@ mod procs;
 
 use std::time::{Duration, Instant};
 
-use procs::{Caller, arg, listen, redis, replica, report, wait_for};
+use procs::{Caller, Rounds, listen, redis, replica, replica_pair, report, wait_for};
 
 const WATCH: &str = r#"{"resourceSubscriptions":["test://watched-resource"]}"#;
 
-/// `events` timed round trips (after `warmup` untimed ones): call on `from`, event on the
-/// stream of `to`.
-async fn measure(from: u16, to: u16, events: usize, warmup: usize) -> Vec<Duration> {
+/// Timed round trips: call on `from`, event on the stream of `to`.
+async fn measure(from: u16, to: u16, rounds: Rounds) -> Vec<Duration> {
     let mut stream = listen(to, 1, WATCH).await;
     let mut caller = Caller::connect(from).await;
-    let mut samples = Vec::with_capacity(events);
-    for i in 0..warmup + events {
-        let started = Instant::now();
-        caller.send("test_trigger_resource_update").await;
-        wait_for(&mut stream, "notifications/resources/updated").await;
-        let took = started.elapsed();
-        caller.answer().await;
-        if i >= warmup {
-            samples.push(took);
-        }
-    }
-    samples.sort();
-    samples
+    rounds
+        .measure(async |_| {
+            let started = Instant::now();
+            caller.send("test_trigger_resource_update").await;
+            wait_for(&mut stream, "notifications/resources/updated").await;
+            let took = started.elapsed();
+            caller.answer().await;
+            took
+        })
+        .await
 }
 
 #[tokio::main]
 async fn main() {
-    let events: usize = arg("--events", 2000);
-    let warmup: usize = arg("--warmup", 100);
-    assert!(events > 0);
+    let rounds = Rounds::from_args("--events", 2000, 100);
 
     let redis = redis().await;
-    let bus = ["--bus", redis.url.as_str()];
-    let a = replica(&[&bus[..], &["--replica-id", "A"]].concat()).await;
-    let b = replica(&[&bus[..], &["--replica-id", "B"]].concat()).await;
-    let cross = measure(a.port, b.port, events, warmup).await;
+    let (a, b) = replica_pair(&["--bus", redis.url.as_str()]).await;
+    let cross = measure(a.port, b.port, rounds).await;
     report("redis bus, call on A -> event on B", "events", &cross);
-    let same = measure(b.port, b.port, events, warmup).await;
+    let same = measure(b.port, b.port, rounds).await;
     report("redis bus, call on B -> event on B", "events", &same);
     drop((a, b, redis));
 
     let solo = replica(&["--bus", "memory"]).await;
-    let local = measure(solo.port, solo.port, events, warmup).await;
+    let local = measure(solo.port, solo.port, rounds).await;
     report(
         "memory bus, call and event on one replica",
         "events",

@@ -21,7 +21,7 @@ mod procs;
 
 use std::time::{Duration, Instant};
 
-use procs::{arg, redis, replica, report};
+use procs::{Rounds, redis, replica, replica_pair, report};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
@@ -143,55 +143,44 @@ async fn initialize(port: u16) -> String {
     session
 }
 
-/// `rounds` timed answers (after `warmup` untimed ones): call on `call`, answer on `answer`.
-async fn measure(
-    session: &str,
-    call: u16,
-    answer: u16,
-    rounds: usize,
-    warmup: usize,
-) -> Vec<Duration> {
+/// Timed answers: call on `call`, answer on `answer`.
+async fn measure(session: &str, call: u16, answer: u16, rounds: Rounds) -> Vec<Duration> {
     let mut answers = Conn::open(answer).await;
-    let mut samples = Vec::with_capacity(rounds);
-    for i in 0..warmup + rounds {
-        let mut stream = Conn::open(call).await;
-        let id = i + 1;
-        stream
-            .send(
-                Some(session),
-                &format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{}}}}}}"#
-                ),
-            )
-            .await;
-        let (status, _, _) = stream.head().await;
-        assert_eq!(status, 200, "tools/call");
-        let request = stream.data_with("elicitation/create").await;
-        let answer = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"result":{{"action":"accept","content":{{"name":"Ada"}}}}}}"#,
-            request["id"]
-        );
-        let started = Instant::now();
-        answers.send(Some(session), &answer).await;
-        let result = stream.data_with("Hello, Ada!").await;
-        let took = started.elapsed();
-        assert_eq!(result["id"], id, "{result}");
-        let (status, _, length) = answers.head().await;
-        answers.body(length.or(Some(0))).await;
-        assert_eq!(status, 202, "the answer POST");
-        if i >= warmup {
-            samples.push(took);
-        }
-    }
-    samples.sort();
-    samples
+    rounds
+        .measure(async |i| {
+            let mut stream = Conn::open(call).await;
+            let id = i + 1;
+            stream
+                .send(
+                    Some(session),
+                    &format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{TOOL}","arguments":{{}}}}}}"#
+                    ),
+                )
+                .await;
+            let (status, _, _) = stream.head().await;
+            assert_eq!(status, 200, "tools/call");
+            let request = stream.data_with("elicitation/create").await;
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"action":"accept","content":{{"name":"Ada"}}}}}}"#,
+                request["id"]
+            );
+            let started = Instant::now();
+            answers.send(Some(session), &answer).await;
+            let result = stream.data_with("Hello, Ada!").await;
+            let took = started.elapsed();
+            assert_eq!(result["id"], id, "{result}");
+            let (status, _, length) = answers.head().await;
+            answers.body(length.or(Some(0))).await;
+            assert_eq!(status, 202, "the answer POST");
+            took
+        })
+        .await
 }
 
 #[tokio::main]
 async fn main() {
-    let rounds: usize = arg("--rounds", 1000);
-    let warmup: usize = arg("--warmup", 50);
-    assert!(rounds > 0);
+    let rounds = Rounds::from_args("--rounds", 1000, 50);
 
     let redis = redis().await;
     let shared = [
@@ -202,17 +191,16 @@ async fn main() {
         "--state-keys",
         STATE_KEYS,
     ];
-    let a = replica(&[&shared[..], &["--replica-id", "A"]].concat()).await;
-    let b = replica(&[&shared[..], &["--replica-id", "B"]].concat()).await;
+    let (a, b) = replica_pair(&shared).await;
     let session = initialize(a.port).await;
-    let cross = measure(&session, a.port, b.port, rounds, warmup).await;
+    let cross = measure(&session, a.port, b.port, rounds).await;
     report("redis, call on A, answer POSTed to B", "answers", &cross);
-    let same = measure(&session, a.port, a.port, rounds, warmup).await;
+    let same = measure(&session, a.port, a.port, rounds).await;
     report("redis, call on A, answer POSTed to A", "answers", &same);
     drop((a, b, redis));
 
     let solo = replica(&["--bus", "memory"]).await;
     let session = initialize(solo.port).await;
-    let local = measure(&session, solo.port, solo.port, rounds, warmup).await;
+    let local = measure(&session, solo.port, solo.port, rounds).await;
     report("memory bus and store, one replica", "answers", &local);
 }

@@ -23,7 +23,7 @@ mod procs;
 
 use std::time::{Duration, Instant};
 
-use procs::{arg, redis, replica};
+use procs::{arg, redis, replica, replica_pair};
 use serde_json::{Value, json};
 
 fn body(method: &str, params: Value) -> Value {
@@ -98,8 +98,7 @@ async fn main() {
         .unwrap();
     let redis = redis().await;
     let bus = ["--bus", redis.url.as_str()];
-    let a = replica(&[&bus[..], &["--replica-id", "A"]].concat()).await;
-    let b = replica(&[&bus[..], &["--replica-id", "B"]].concat()).await;
+    let (a, b) = replica_pair(&bus).await;
 
     let (mut acked, mut stopped) = (Vec::new(), Vec::new());
     for _ in 0..cancels {

@@ -134,6 +134,48 @@ pub async fn replica(args: &[&str]) -> Replica {
     panic!("the replica on port {port} never became ready");
 }
 
+/// Two replicas with the same `shared` arguments, `--replica-id A` and `--replica-id B`.
+pub async fn replica_pair(shared: &[&str]) -> (Replica, Replica) {
+    let a = replica(&[shared, &["--replica-id", "A"]].concat()).await;
+    let b = replica(&[shared, &["--replica-id", "B"]].concat()).await;
+    (a, b)
+}
+
+/// How many rounds a latency bench times, and how many untimed ones come first.
+#[derive(Clone, Copy)]
+pub struct Rounds {
+    /// The timed rounds.
+    pub timed: usize,
+    /// The untimed rounds before them.
+    pub warmup: usize,
+}
+
+impl Rounds {
+    /// From the command line: `count_flag N` (else `timed`) and `--warmup N` (else `warmup`).
+    pub fn from_args(count_flag: &str, timed: usize, warmup: usize) -> Rounds {
+        let rounds = Rounds {
+            timed: arg(count_flag, timed),
+            warmup: arg("--warmup", warmup),
+        };
+        assert!(rounds.timed > 0, "{count_flag} must be at least 1");
+        rounds
+    }
+
+    /// Runs `round(i)` for every round, one at a time, and returns the durations it returned
+    /// for the timed ones, sorted.
+    pub async fn measure(self, mut round: impl AsyncFnMut(usize) -> Duration) -> Vec<Duration> {
+        let mut samples = Vec::with_capacity(self.timed);
+        for i in 0..self.warmup + self.timed {
+            let took = round(i).await;
+            if i >= self.warmup {
+                samples.push(took);
+            }
+        }
+        samples.sort();
+        samples
+    }
+}
+
 async fn readyz(port: u16) -> bool {
     let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", port)).await else {
         return false;

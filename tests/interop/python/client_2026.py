@@ -51,7 +51,7 @@ import mcp_types as types
 from mcp import Client, MCPError
 
 import interop_common
-from interop_common import TIMEOUT_S, CheckFailed, all_tools, check, describe, net, run_in_session
+from interop_common import TIMEOUT_S, CheckFailed, StepRun, all_tools, check, net, run_in_session
 
 PROTOCOL_VERSION = "2026-07-28"
 UNSUPPORTED_VERSION = "1900-01-01"
@@ -62,22 +62,14 @@ OVERALL_TIMEOUT_S = 180.0
 T = TypeVar("T")
 
 
-class Run:
+class Run(StepRun):
     def __init__(self, url: str) -> None:
+        super().__init__()
         self.url = url
-        self.results: dict[str, str | None] = {}  # step -> None (ok) or failure reason
-        self.order: list[str] = []
         # Data passed between steps.
         self.tools: list[types.Tool] = []
         self.resources: list[types.Resource] = []
         self.prompts: list[types.Prompt] = []
-
-    def record(self, step: str, reason: str | None) -> None:
-        self.results[step] = reason
-        if reason is None:
-            print(f"ok {step}", flush=True)
-        else:
-            print(f"FAIL {step}: {reason}", flush=True)
 
     # ---- steps over the SDK -------------------------------------------------
 
@@ -221,12 +213,7 @@ class Run:
         )
         await run_in_session(self, session, sdk_steps)
 
-        try:
-            await self.step_unsupported_version_http()
-        except Exception as e:  # noqa: BLE001
-            self.record("unsupported_version_http", describe(e))
-        else:
-            self.record("unsupported_version_http", None)
+        await self.record_step("unsupported_version_http", self.step_unsupported_version_http())
 
 
 def check_unsupported_data(data: Any) -> None:

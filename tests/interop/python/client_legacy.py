@@ -65,18 +65,23 @@ import mcp_types as types
 from mcp import Client
 
 import interop_common
-from interop_common import TIMEOUT_S, all_tools, check, collect_sdk_warnings, describe, net, only_text, run_in_session
-from mcp.client.session import ClientRequestContext
+from interop_common import (
+    ROOTS,
+    SAMPLING_MODEL,
+    TIMEOUT_S,
+    USER_NAME,
+    ClientRun,
+    all_tools,
+    check,
+    check_capital_question,
+    net,
+    only_text,
+    run_in_session,
+)
 from mcp.client.streamable_http import streamable_http_client
 
 PROTOCOL_VERSION = "2025-11-25"
 OVERALL_TIMEOUT_S = 120.0
-USER_NAME = "Ada Lovelace"
-SAMPLING_MODEL = "interop-model"
-ROOTS = [
-    types.Root(uri="file:///work/project", name="project"),
-    types.Root(uri="file:///work/notes"),
-]
 WATCHED_RESOURCE = "test://watched-resource"
 SESSION_HEADER = "mcp-session-id"
 
@@ -176,62 +181,21 @@ class RecordingTransport(httpx2.AsyncBaseTransport):
 warnings.filterwarnings("ignore", message=r".*(deprecated|removed) as of 2026-07-28")
 
 
-class Run:
+class Run(ClientRun):
     def __init__(self, url: str) -> None:
+        super().__init__()
         self.url = url
-        self.results: dict[str, str | None] = {}  # step -> None (ok) or failure reason
-        self.order: list[str] = []
-        self.asked: list[tuple[str, Any]] = []  # what the SDK asked the callbacks
         self.logs: list[types.LoggingMessageNotificationParams] = []
-        self.notifications: list[Any] = []  # what message_handler received
         self.wire: list[Exchange] = []  # every HTTP request the SDK sent
         self.received: list[dict[str, Any]] = []  # every server message the SDK got
         self.session_id: str | None = None
-        self.sdk_errors: list[str] = []
-        collect_sdk_warnings(self.sdk_errors)
 
-    def record(self, step: str, reason: str | None) -> None:
-        self.results[step] = reason
-        if reason is None:
-            print(f"ok {step}", flush=True)
-        else:
-            print(f"FAIL {step}: {reason}", flush=True)
-
-    # ---- the SDK callbacks -------------------------------------------------
-
-    async def on_elicit(self, _ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.asked.append(("elicitation", params))
-        return types.ElicitResult(action="accept", content={"name": USER_NAME})
-
-    async def on_sample(
-        self, _ctx: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult:
-        self.asked.append(("sampling", params))
-        return types.CreateMessageResult(
-            role="assistant",
-            content=types.TextContent(type="text", text="Paris."),
-            model=SAMPLING_MODEL,
-            stop_reason="endTurn",
-        )
-
-    async def on_roots(self, _ctx: ClientRequestContext) -> types.ListRootsResult:
-        self.asked.append(("roots", None))
-        return types.ListRootsResult(roots=ROOTS)
+    # ---- the SDK callbacks (the input requests' in ClientRun) ---------------
 
     async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(params)
 
-    async def on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):
-            self.sdk_errors.append(describe(message))
-        else:
-            self.notifications.append(message)
-
     # ---- checks ------------------------------------------------------------
-
-    def take_asked(self) -> list[tuple[str, Any]]:
-        asked, self.asked = self.asked, []
-        return asked
 
     def sent(self, start: int, method: str) -> list[Exchange]:
         return [
@@ -359,12 +323,7 @@ class Run:
     async def step_sampling(self, client: Client) -> None:
         text = await self.call_answered(client, "test_input_required_result_sampling", ["sampling/createMessage"])
         check(SAMPLING_MODEL in text, f"result text {text!r} does not name {SAMPLING_MODEL!r}")
-        asked = self.take_asked()
-        check([k for k, _ in asked] == ["sampling"], f"callbacks asked: {[k for k, _ in asked]!r}")
-        params = asked[0][1]
-        check(params.max_tokens == 100, f"maxTokens {params.max_tokens!r}")
-        texts = [getattr(m.content, "text", None) for m in params.messages]
-        check(texts == ["What is the capital of France?"], f"sampling messages {texts!r}")
+        check_capital_question(self.take_asked())
 
     async def step_roots(self, client: Client) -> None:
         text = await self.call_answered(client, "test_input_required_result_list_roots", ["roots/list"])
@@ -476,14 +435,8 @@ class Run:
                     yield client
 
         await run_in_session(self, session(), steps, before_each=self.take_asked)
-        try:
-            await net(self.step_terminate())
-        except Exception as e:  # noqa: BLE001 - every failure becomes a FAIL line
-            self.record("terminate", describe(e))
-        else:
-            self.record("terminate", None)
-        errors = "; ".join(self.sdk_errors)
-        self.record("no_sdk_errors", None if not errors else f"the SDK reported: {errors[:600]}")
+        await self.record_step("terminate", net(self.step_terminate()))
+        self.record_sdk_errors()
 
 
 def main(argv: list[str]) -> int:

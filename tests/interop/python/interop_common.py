@@ -1,5 +1,6 @@
-"""Helpers shared by the interop clients: step checks, the per-call timeout, and one-line
-failure reasons."""
+"""Helpers shared by the interop clients: step checks, the per-call timeout, one-line
+failure reasons, recording steps, and the answers to the conformance fixtures' input
+requests."""
 
 from __future__ import annotations
 
@@ -13,9 +14,20 @@ from typing import Any, TypeVar
 import anyio
 import mcp_types as types
 from mcp import Client, MCPError
+from mcp.client.session import ClientRequestContext
 
 TIMEOUT_S = 10.0
 MAX_PAGES = 50
+
+# What the clients answer the fixtures' elicitation, sampling and roots requests.
+USER_NAME = "Ada Lovelace"
+FAVORITE_COLOR = "teal"
+PROMPT_CONTEXT = "interop testing"
+SAMPLING_MODEL = "interop-model"
+ROOTS = [
+    types.Root(uri="file:///work/project", name="project"),
+    types.Root(uri="file:///work/notes"),
+]
 
 T = TypeVar("T")
 
@@ -77,6 +89,16 @@ async def all_tools(client: Client) -> list[types.Tool]:
     raise CheckFailed(f"tools/list still paginating after {MAX_PAGES} pages")
 
 
+def check_capital_question(asked: list[tuple[str, Any]]) -> None:
+    """What the sampling callback was asked for `test_input_required_result_sampling`: one
+    request, maxTokens 100, the one question."""
+    check([k for k, _ in asked] == ["sampling"], f"callbacks asked: {[k for k, _ in asked]!r}")
+    params = asked[0][1]
+    check(params.max_tokens == 100, f"maxTokens {params.max_tokens!r}, expected 100")
+    texts = [getattr(m.content, "text", None) for m in params.messages]
+    check(texts == ["What is the capital of France?"], f"sampling messages {texts!r}")
+
+
 class SdkWarnings(logging.Handler):
     """Collects what the SDK logs at WARNING or above, e.g. a notification that failed validation."""
 
@@ -96,6 +118,83 @@ def collect_sdk_warnings(sink: list[str]) -> None:
     sdk_logger = logging.getLogger("mcp")
     sdk_logger.addHandler(SdkWarnings(sink))
     sdk_logger.propagate = False
+
+
+class StepRun:
+    """One interop run: the outcome of each step (`results`: name -> None or the failure
+    reason), printed as it is recorded; `order` names every step the run records."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, str | None] = {}
+        self.order: list[str] = []
+
+    def record(self, step: str, reason: str | None) -> None:
+        self.results[step] = reason
+        print(f"ok {step}" if reason is None else f"FAIL {step}: {reason}", flush=True)
+
+    async def record_step(self, step: str, awaitable: Awaitable[Any]) -> None:
+        """Awaits one step outside a session and records how it went."""
+        try:
+            await awaitable
+        except Exception as e:  # noqa: BLE001 - every failure becomes a FAIL line
+            self.record(step, describe(e))
+        else:
+            self.record(step, None)
+
+
+class ClientRun(StepRun):
+    """A run whose SDK clients answer the fixtures' input requests (`on_elicit`, `on_sample`,
+    `on_roots`, recorded in `asked` as (kind, params)) and hand what they receive to
+    `on_message`: notifications to `notifications`, exceptions to `sdk_errors`, which also
+    collects what the SDK logs at WARNING or above."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[tuple[str, Any]] = []
+        self.notifications: list[Any] = []
+        self.sdk_errors: list[str] = []
+        collect_sdk_warnings(self.sdk_errors)
+
+    async def on_elicit(self, _ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(("elicitation", params))
+        message = getattr(params, "message", "")
+        if "color" in message:
+            content: dict[str, Any] = {"color": FAVORITE_COLOR}
+        elif "context" in message:
+            content = {"context": PROMPT_CONTEXT}
+        else:
+            content = {"name": USER_NAME}
+        return types.ElicitResult(action="accept", content=content)
+
+    async def on_sample(
+        self, _ctx: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        self.asked.append(("sampling", params))
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="Paris."),
+            model=SAMPLING_MODEL,
+            stop_reason="endTurn",
+        )
+
+    async def on_roots(self, _ctx: ClientRequestContext) -> types.ListRootsResult:
+        self.asked.append(("roots", None))
+        return types.ListRootsResult(roots=ROOTS)
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self.sdk_errors.append(describe(message))
+        else:
+            self.notifications.append(message)
+
+    def take_asked(self) -> list[tuple[str, Any]]:
+        asked, self.asked = self.asked, []
+        return asked
+
+    def record_sdk_errors(self) -> None:
+        """The step `no_sdk_errors`."""
+        errors = "; ".join(self.sdk_errors)
+        self.record("no_sdk_errors", None if not errors else f"the SDK reported: {errors[:600]}")
 
 
 async def run_in_session(

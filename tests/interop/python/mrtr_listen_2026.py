@@ -71,84 +71,40 @@ import mcp_types as types
 from mcp import Client
 
 import interop_common
-from interop_common import TIMEOUT_S, CheckFailed, check, describe, net, only_text, run_in_session
-from mcp.client.session import ClientRequestContext
+from interop_common import (
+    FAVORITE_COLOR,
+    PROMPT_CONTEXT,
+    ROOTS,
+    SAMPLING_MODEL,
+    TIMEOUT_S,
+    USER_NAME,
+    CheckFailed,
+    ClientRun,
+    check,
+    check_capital_question,
+    net,
+    only_text,
+    run_in_session,
+)
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
 PROTOCOL_VERSION = "2026-07-28"
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 OVERALL_TIMEOUT_S = 180.0
-
-USER_NAME = "Ada Lovelace"
-FAVORITE_COLOR = "teal"
-PROMPT_CONTEXT = "interop testing"
-SAMPLING_MODEL = "interop-model"
-ROOTS = [
-    types.Root(uri="file:///work/project", name="project"),
-    types.Root(uri="file:///work/notes"),
-]
 WATCHED_RESOURCE = "test://watched-resource"
 
 T = TypeVar("T")
 
 
-class Run:
+class Run(ClientRun):
     def __init__(self, url: str) -> None:
+        super().__init__()
         self.url = url
-        self.results: dict[str, str | None] = {}  # step -> None (ok) or failure reason
-        self.order: list[str] = []
-        # What the SDK asked the callbacks, in order: (kind, params).
-        self.asked: list[tuple[str, Any]] = []
         # Every JSON-RPC message the MRTR client POSTed (parsed request bodies).
         self.wire: list[Any] = []
-        # Every notification the clients' message_handler received.
-        self.notifications: list[Any] = []
-        # Exceptions the SDK handed to message_handler (transport faults) and what it logged
-        # at WARNING or above (e.g. a server message that failed validation).
-        self.sdk_errors: list[str] = []
-        interop_common.collect_sdk_warnings(self.sdk_errors)
 
-    def record(self, step: str, reason: str | None) -> None:
-        self.results[step] = reason
-        if reason is None:
-            print(f"ok {step}", flush=True)
-        else:
-            print(f"FAIL {step}: {reason}", flush=True)
-
-    # ---- the SDK callbacks -------------------------------------------------
-
-    async def on_elicit(self, _ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.asked.append(("elicitation", params))
-        message = getattr(params, "message", "")
-        if "color" in message:
-            content: dict[str, Any] = {"color": FAVORITE_COLOR}
-        elif "context" in message:
-            content = {"context": PROMPT_CONTEXT}
-        else:
-            content = {"name": USER_NAME}
-        return types.ElicitResult(action="accept", content=content)
-
-    async def on_sample(
-        self, _ctx: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult:
-        self.asked.append(("sampling", params))
-        return types.CreateMessageResult(
-            role="assistant",
-            content=types.TextContent(type="text", text="Paris."),
-            model=SAMPLING_MODEL,
-            stop_reason="endTurn",
-        )
-
-    async def on_roots(self, _ctx: ClientRequestContext) -> types.ListRootsResult:
-        self.asked.append(("roots", None))
-        return types.ListRootsResult(roots=ROOTS)
-
-    async def on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):
-            self.sdk_errors.append(describe(message))
-        else:
-            self.notifications.append(message)
+    # ---- the SDK callbacks (the input requests' in ClientRun) ---------------
 
     async def on_request(self, request: httpx2.Request) -> None:
         if request.method != "POST":
@@ -159,10 +115,6 @@ class Run:
             self.wire.append({"unreadable": repr(e)})
 
     # ---- shared checks -----------------------------------------------------
-
-    def take_asked(self) -> list[tuple[str, Any]]:
-        asked, self.asked = self.asked, []
-        return asked
 
     def check_round_trips(
         self,
@@ -231,12 +183,7 @@ class Run:
         check(not result.is_error, f"isError=true: {result.content!r}")
         text = only_text(result.content, "result")
         check(SAMPLING_MODEL in text, f"result text {text!r} does not name the model {SAMPLING_MODEL!r}")
-        asked = self.take_asked()
-        check([k for k, _ in asked] == ["sampling"], f"callbacks asked: {[k for k, _ in asked]!r}")
-        params = asked[0][1]
-        check(params.max_tokens == 100, f"maxTokens {params.max_tokens!r}, expected 100")
-        texts = [getattr(m.content, "text", None) for m in params.messages]
-        check(texts == ["What is the capital of France?"], f"sampling messages {texts!r}")
+        check_capital_question(self.take_asked())
         self.check_round_trips(
             start, "tools/call", "test_input_required_result_sampling", [({"capital_question"}, False)]
         )
@@ -428,8 +375,7 @@ class Run:
         await run_in_session(self, mrtr_session(), mrtr_steps, before_each=self.take_asked)
         await run_in_session(self, listen_session(), listen_steps)
 
-        errors = "; ".join(self.sdk_errors)
-        self.record("no_sdk_errors", None if not errors else f"the SDK reported: {errors[:600]}")
+        self.record_sdk_errors()
 
 
 if __name__ == "__main__":

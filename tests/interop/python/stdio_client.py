@@ -43,43 +43,22 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp import Client
-from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.subscriptions import ToolsListChanged
 
 import interop_common
-from interop_common import CheckFailed, check, describe, net
+from interop_common import USER_NAME, ClientRun, check, net
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-USER_NAME = "Ada Lovelace"
 OVERALL_TIMEOUT_S = 120.0
 
 
-class Run:
+class Run(ClientRun):
     def __init__(self, mode: str, command: list[str]) -> None:
+        super().__init__()
         self.mode = mode
         self.command = command
-        self.results: dict[str, str | None] = {}
-        self.order: list[str] = []
-        self.notifications: list[Any] = []
-        self.sdk_errors: list[str] = []
-        self.asked: list[Any] = []
-        interop_common.collect_sdk_warnings(self.sdk_errors)
-
-    def record(self, step: str, reason: str | None) -> None:
-        self.results[step] = reason
-        print(f"ok {step}" if reason is None else f"FAIL {step}: {reason}", flush=True)
-
-    async def on_elicit(self, _ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        self.asked.append(params)
-        return types.ElicitResult(action="accept", content={"name": USER_NAME})
-
-    async def on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):
-            self.sdk_errors.append(describe(message))
-        else:
-            self.notifications.append(message)
 
     # ---- steps ---------------------------------------------------------------
 
@@ -144,7 +123,7 @@ class Run:
         expected = f"Hello, {USER_NAME}!"
         check(isinstance(block, types.TextContent) and block.text == expected, f"result {block!r}")
         check(len(self.asked) == 1, f"the elicitation callback ran {len(self.asked)} times")
-        message = getattr(self.asked[0], "message", None)
+        message = getattr(self.asked[0][1], "message", None)
         check(message == "What is your name?", f"elicitation message {message!r}")
 
     async def step_list_changed_modern(self, client: Client) -> None:
@@ -154,9 +133,6 @@ class Run:
             check(not result.is_error, f"trigger isError: {result.content!r}")
             event = await net(sub.__anext__())
             check(isinstance(event, ToolsListChanged), f"event {event!r}, expected ToolsListChanged")
-
-    def step_no_sdk_errors(self) -> None:
-        check(not self.sdk_errors, f"SDK errors: {self.sdk_errors!r}")
 
     # ---- driver --------------------------------------------------------------
 
@@ -185,12 +161,7 @@ class Run:
             message_handler=self.on_message,
         )
         await interop_common.run_in_session(self, client, steps)
-        try:
-            self.step_no_sdk_errors()
-        except CheckFailed as e:
-            self.record("no_sdk_errors", str(e))
-        else:
-            self.record("no_sdk_errors", None)
+        self.record_sdk_errors()
 
 
 def main(argv: list[str]) -> int:

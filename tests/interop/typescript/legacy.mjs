@@ -12,7 +12,7 @@
 // the SDK (one JSON object a line: {"answers": method or null, "via": "POST"|"GET",
 // "message": …}) for the caller to validate against the 2025-11-25 schema. SDK_PACKAGE_DIR
 // is the installed @modelcontextprotocol/sdk package (default:
-// target/test-tools/node/node_modules/@modelcontextprotocol/sdk, where scripts/test.sh
+// target/test-tools/node/node_modules/@modelcontextprotocol/sdk, where scripts/provision.sh
 // installs it).
 //
 // Steps:
@@ -52,14 +52,27 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { CheckFailed, TIMEOUT_MS, check, describe, net, onlyText, sleep, summarize, until } from './common.mjs';
+import {
+    CheckFailed,
+    ROOTS,
+    SAMPLING_MODEL,
+    StepRun,
+    TIMEOUT_MS,
+    USER_NAME,
+    check,
+    describe,
+    inputHandlers,
+    net,
+    onlyText,
+    parsedBody,
+    runWithin,
+    sleep,
+    until
+} from './common.mjs';
 
 const PROTOCOL_VERSION = '2025-11-25';
 const MAX_PAGES = 50;
 const OVERALL_TIMEOUT_MS = 120_000;
-const USER_NAME = 'Ada Lovelace';
-const SAMPLING_MODEL = 'interop-model';
-const ROOTS = [{ uri: 'file:///work/project', name: 'project' }, { uri: 'file:///work/notes' }];
 
 /** The ESM module `sub` (a path under dist/esm) of the package in `dir`. */
 async function loadModule(dir, sub) {
@@ -79,24 +92,17 @@ function ssePayloads(text) {
     return out;
 }
 
-class Run {
+class Run extends StepRun {
     constructor(url, sdk) {
+        super();
         this.url = url;
         this.sdk = sdk;
-        this.results = new Map(); // step -> null (ok) or failure reason
-        this.order = [];
-        this.asked = []; // [kind, params] the SDK handed to the request handlers
         this.wire = []; // {method, headers, body, status, client} of every HTTP request
         this.received = []; // {answers, via, message, client} of every server message
         this.notifications = []; // [client, notification] the notification handlers received
         this.clients = [];
         this.sdkErrors = []; // what the SDK reported through Client.onerror
         this.pending = []; // promises reading teed response bodies
-    }
-
-    record(step, reason) {
-        this.results.set(step, reason);
-        console.log(reason === null ? `ok ${step}` : `FAIL ${step}: ${reason}`);
     }
 
     /**
@@ -107,13 +113,7 @@ class Run {
         return async (input, init) => {
             const headers = new Headers(init?.headers);
             const entry = { method: init?.method ?? 'GET', headers, body: undefined, status: undefined, client };
-            if (typeof init?.body === 'string') {
-                try {
-                    entry.body = JSON.parse(init.body);
-                } catch {
-                    entry.body = { unreadable: init.body };
-                }
-            }
+            if (typeof init?.body === 'string') entry.body = parsedBody(init.body);
             this.wire.push(entry);
             const response = await fetch(input, init);
             entry.status = response.status;
@@ -167,12 +167,6 @@ class Run {
             this.sdkErrors.push(`${name}: ${describe(err)}`);
         };
         return { client, transport };
-    }
-
-    takeAsked() {
-        const asked = this.asked;
-        this.asked = [];
-        return asked;
     }
 
     /**
@@ -235,23 +229,10 @@ class Run {
         this.transport = transport;
         const { ElicitRequestSchema, CreateMessageRequestSchema, ListRootsRequestSchema } = this.sdk;
         const { ToolListChangedNotificationSchema, LoggingMessageNotificationSchema } = this.sdk;
-        client.setRequestHandler(ElicitRequestSchema, async request => {
-            this.asked.push(['elicitation', request.params]);
-            return { action: 'accept', content: { name: USER_NAME } };
-        });
-        client.setRequestHandler(CreateMessageRequestSchema, async request => {
-            this.asked.push(['sampling', request.params]);
-            return {
-                role: 'assistant',
-                content: { type: 'text', text: 'Paris.' },
-                model: SAMPLING_MODEL,
-                stopReason: 'endTurn'
-            };
-        });
-        client.setRequestHandler(ListRootsRequestSchema, async request => {
-            this.asked.push(['roots', request.params]);
-            return { roots: ROOTS };
-        });
+        const answer = inputHandlers(this, 'Paris.');
+        client.setRequestHandler(ElicitRequestSchema, answer.elicitation);
+        client.setRequestHandler(CreateMessageRequestSchema, answer.sampling);
+        client.setRequestHandler(ListRootsRequestSchema, answer.roots);
         for (const schema of [ToolListChangedNotificationSchema, LoggingMessageNotificationSchema]) {
             client.setNotificationHandler(schema, n => {
                 this.notifications.push(n);
@@ -466,21 +447,8 @@ class Run {
             ['terminate_session', () => this.stepTerminateSession()]
         ];
         this.order = steps.map(([name]) => name).concat(['no_sdk_errors']);
-        for (const [name, fn] of steps) {
-            if (name !== 'connect' && this.results.get('connect') !== null) {
-                this.record(name, 'not connected');
-                continue;
-            }
-            this.takeAsked();
-            try {
-                await fn();
-                this.record(name, null);
-            } catch (err) {
-                this.record(name, describe(err));
-            }
-        }
-        const errors = this.sdkErrors.join('; ');
-        this.record('no_sdk_errors', errors === '' ? null : `Client.onerror reported: ${errors.slice(0, 600)}`);
+        await this.runSteps(steps, name => this.afterConnect(name));
+        this.recordSdkErrors(this.sdkErrors);
     }
 
     async closeAll() {
@@ -518,24 +486,7 @@ async function main(argv) {
         return 1;
     }
     const run = new Run(argv[0], sdk);
-    const overall = setTimeout(() => {
-        for (const name of run.order) {
-            if (!run.results.has(name)) run.record(name, `run aborted: whole run exceeded ${OVERALL_TIMEOUT_MS / 1000}s`);
-        }
-        writeRecord(run, argv[1]);
-        process.exit(summarize(run));
-    }, OVERALL_TIMEOUT_MS);
-    try {
-        await run.run();
-    } catch (err) {
-        for (const name of run.order.length ? run.order : ['run']) {
-            if (!run.results.has(name)) run.record(name, `run aborted: ${describe(err)}`);
-        }
-    }
-    await run.closeAll();
-    clearTimeout(overall);
-    writeRecord(run, argv[1]);
-    return summarize(run);
+    return runWithin(run, OVERALL_TIMEOUT_MS, () => writeRecord(run, argv[1]));
 }
 
 process.exitCode = await main(process.argv.slice(2));

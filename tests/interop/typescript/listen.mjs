@@ -9,7 +9,7 @@
 // URL is the MCP endpoint of a server with the conformance fixtures (`stateless-mcp
 // --fixtures conformance`). CLIENT_PACKAGE_DIR is the installed @modelcontextprotocol/client
 // package (default: target/test-tools/node/node_modules/@modelcontextprotocol/client, where
-// scripts/test.sh installs it); the script lives outside that node_modules tree, so it loads
+// scripts/provision.sh installs it); the script lives outside that node_modules tree, so it loads
 // the package's ESM entry point from there.
 //
 // Steps:
@@ -57,32 +57,38 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { CheckFailed, TIMEOUT_MS, check, describe, loadClientPackage, net, onlyText, sleep, summarize, until } from './common.mjs';
+import {
+    CheckFailed,
+    FAVORITE_COLOR,
+    ROOTS,
+    StepRun,
+    TIMEOUT_MS,
+    USER_NAME,
+    check,
+    describe,
+    inputHandlers,
+    loadClientPackage,
+    net,
+    onlyText,
+    parsedBody,
+    runWithin,
+    sleep,
+    until
+} from './common.mjs';
 
 const PROTOCOL_VERSION = '2026-07-28';
 const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 const OVERALL_TIMEOUT_MS = 120_000;
-const USER_NAME = 'Ada Lovelace';
-const FAVORITE_COLOR = 'teal';
-const SAMPLING_MODEL = 'interop-model';
-const ROOTS = [{ uri: 'file:///work/project', name: 'project' }, { uri: 'file:///work/notes' }];
 
-class Run {
+class Run extends StepRun {
     constructor(url, sdk) {
+        super();
         this.url = url;
         this.sdk = sdk;
-        this.results = new Map(); // step -> null (ok) or failure reason
-        this.order = [];
-        this.asked = []; // [kind, params] the SDK handed to the request handlers
         this.wire = []; // {body, status} of every POST the listening/MRTR client sent
         this.notifications = []; // notifications the listening client's handlers received
         this.clients = [];
         this.sdkErrors = []; // what the SDK reported through Client.onerror
-    }
-
-    record(step, reason) {
-        this.results.set(step, reason);
-        console.log(reason === null ? `ok ${step}` : `FAIL ${step}: ${reason}`);
     }
 
     /** A fetch that records the SDK's POST bodies and the HTTP status of each. */
@@ -90,11 +96,7 @@ class Run {
         return async (input, init) => {
             const entry = { body: undefined, status: undefined };
             if (init?.method === 'POST' && typeof init.body === 'string') {
-                try {
-                    entry.body = JSON.parse(init.body);
-                } catch {
-                    entry.body = { unreadable: init.body };
-                }
+                entry.body = parsedBody(init.body);
                 this.wire.push(entry);
             }
             const response = await fetch(input, init);
@@ -119,12 +121,6 @@ class Run {
         };
         await net(client.connect(transport, { timeout: TIMEOUT_MS }), 'connect');
         return client;
-    }
-
-    takeAsked() {
-        const asked = this.asked;
-        this.asked = [];
-        return asked;
     }
 
     /**
@@ -312,26 +308,10 @@ class Run {
             record: true,
             capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} }
         });
-        client.setRequestHandler('elicitation/create', async request => {
-            const params = request.params;
-            this.asked.push(['elicitation', params]);
-            const message = params?.message ?? '';
-            const content = message.includes('color') ? { color: FAVORITE_COLOR } : { name: USER_NAME };
-            return { action: 'accept', content };
-        });
-        client.setRequestHandler('sampling/createMessage', async request => {
-            this.asked.push(['sampling', request.params]);
-            return {
-                role: 'assistant',
-                content: { type: 'text', text: 'Hello there!' },
-                model: SAMPLING_MODEL,
-                stopReason: 'endTurn'
-            };
-        });
-        client.setRequestHandler('roots/list', async request => {
-            this.asked.push(['roots', request.params]);
-            return { roots: ROOTS };
-        });
+        const answer = inputHandlers(this, 'Hello there!');
+        client.setRequestHandler('elicitation/create', answer.elicitation);
+        client.setRequestHandler('sampling/createMessage', answer.sampling);
+        client.setRequestHandler('roots/list', answer.roots);
         return client;
     }
 
@@ -348,35 +328,15 @@ class Run {
             ['mrtr_multi_round', () => this.stepMrtrMultiRound()]
         ];
         this.order = [...listenSteps, ...mrtrSteps].map(([name]) => name).concat(['no_sdk_errors']);
-        for (const [name, fn] of listenSteps) {
-            try {
-                await fn();
-                this.record(name, null);
-            } catch (err) {
-                this.record(name, describe(err));
-            }
-        }
+        await this.runSteps(listenSteps);
         let connectError;
         try {
             this.mrtr = await this.connectMrtr();
         } catch (err) {
             connectError = `client connection failed: ${describe(err)}`;
         }
-        for (const [name, fn] of mrtrSteps) {
-            if (connectError !== undefined) {
-                this.record(name, connectError);
-                continue;
-            }
-            this.takeAsked();
-            try {
-                await fn();
-                this.record(name, null);
-            } catch (err) {
-                this.record(name, describe(err));
-            }
-        }
-        const errors = this.sdkErrors.join('; ');
-        this.record('no_sdk_errors', errors === '' ? null : `Client.onerror reported: ${errors.slice(0, 600)}`);
+        await this.runSteps(mrtrSteps, () => connectError);
+        this.recordSdkErrors(this.sdkErrors);
     }
 
     async closeAll() {
@@ -403,23 +363,7 @@ async function main(argv) {
         console.log('0 passed, 1 failed');
         return 1;
     }
-    const run = new Run(argv[0], sdk);
-    const overall = setTimeout(() => {
-        for (const name of run.order) {
-            if (!run.results.has(name)) run.record(name, `run aborted: whole run exceeded ${OVERALL_TIMEOUT_MS / 1000}s`);
-        }
-        process.exit(summarize(run));
-    }, OVERALL_TIMEOUT_MS);
-    try {
-        await run.run();
-    } catch (err) {
-        for (const name of run.order.length ? run.order : ['run']) {
-            if (!run.results.has(name)) run.record(name, `run aborted: ${describe(err)}`);
-        }
-    }
-    await run.closeAll();
-    clearTimeout(overall);
-    return summarize(run);
+    return runWithin(new Run(argv[0], sdk), OVERALL_TIMEOUT_MS);
 }
 
 process.exitCode = await main(process.argv.slice(2));

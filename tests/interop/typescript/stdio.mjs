@@ -26,25 +26,19 @@
 // One line per step (`ok <step>` / `FAIL <step>: reason`), then `N passed, M failed`.
 // Exit status 0 only if every step passed. Every call has a 10 s timeout, the run 120 s.
 
-import { TIMEOUT_MS, check, describe, loadClientPackage, net, onlyText, summarize, until } from './common.mjs';
+import { StepRun, TIMEOUT_MS, USER_NAME, check, describe, loadClientPackage, net, onlyText, runWithin, until } from './common.mjs';
 
 const PROTOCOL_VERSION = '2026-07-28';
 const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 const OVERALL_TIMEOUT_MS = 120_000;
-const USER_NAME = 'Ada Lovelace';
 
-class Run {
+class Run extends StepRun {
     constructor(sdk, command) {
+        super();
         this.sdk = sdk;
         this.command = command;
-        this.results = new Map();
         this.errors = [];
         this.notifications = [];
-    }
-
-    record(step, reason) {
-        this.results.set(step, reason);
-        console.log(reason === null ? `ok ${step}` : `FAIL ${step}: ${reason}`);
     }
 
     async connect() {
@@ -130,19 +124,12 @@ class Run {
             ['mrtr_elicitation', () => this.mrtrElicitation()],
             ['listen', () => this.listen()]
         ];
-        for (const [name, fn] of steps) {
-            if (name !== 'connect' && this.results.get('connect') !== null) {
-                this.record(name, 'not connected');
-                continue;
-            }
-            try {
-                await fn();
-                this.record(name, null);
-            } catch (err) {
-                this.record(name, describe(err));
-            }
-        }
-        this.record('no_sdk_errors', this.errors.length === 0 ? null : this.errors.join('; ').slice(0, 600));
+        this.order = steps.map(([name]) => name).concat(['no_sdk_errors']);
+        await this.runSteps(steps, name => this.afterConnect(name));
+        this.recordSdkErrors(this.errors);
+    }
+
+    async closeAll() {
         if (this.client) await net(this.client.close(), 'client close').catch(() => {});
     }
 }
@@ -162,15 +149,7 @@ async function main(argv) {
         console.log('0 passed, 1 failed');
         return 1;
     }
-    const run = new Run(sdk, argv.slice(1));
-    const overall = setTimeout(() => {
-        console.log('FAIL run: whole run exceeded 120s');
-        console.log('0 passed, 1 failed');
-        process.exit(1);
-    }, OVERALL_TIMEOUT_MS);
-    await run.run();
-    clearTimeout(overall);
-    return summarize(run);
+    return runWithin(new Run(sdk, argv.slice(1)), OVERALL_TIMEOUT_MS);
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -14,7 +14,7 @@ use stateless_mcp::notify::Notifier;
 use stateless_mcp::session::{MemorySessionStore, SessionStore};
 use stateless_mcp::{Server, ServerBuilder, StateKeys};
 
-use super::{Exchange, TestServer, exchange, schema, sse_payloads, start};
+use super::{Exchange, TestServer, exchange, http_request, schema, sse_payloads, start};
 
 /// The protocol version legacy tests speak.
 pub const LEGACY_VERSION: &str = "2025-11-25";
@@ -180,13 +180,7 @@ impl LegacyClient {
         body: String,
         method: Option<&str>,
     ) -> Exchange {
-        let mut req = self
-            .http
-            .request(http_method.parse().unwrap(), &self.url)
-            .body(body);
-        for (k, v) in &headers {
-            req = req.header(k.as_str(), v.as_str());
-        }
+        let req = http_request(&self.http, http_method, &self.url, &headers, body);
         exchange(req, |ct, body| legacy_messages(ct, body, method)).await
     }
 
@@ -204,10 +198,13 @@ impl LegacyClient {
     /// A request whose response is read as it streams (for server-to-client requests).
     pub async fn stream_request(&self, id: Value, method: &str, params: Value) -> LegacyStream {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let mut req = self.http.post(&self.url).body(body.to_string());
-        for (k, v) in self.headers() {
-            req = req.header(k, v);
-        }
+        let req = http_request(
+            &self.http,
+            "POST",
+            &self.url,
+            &self.headers(),
+            body.to_string(),
+        );
         self.streamed(req, Some(method)).await
     }
 

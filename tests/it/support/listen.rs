@@ -54,12 +54,13 @@ impl Listener {
     ) -> Listener {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
                           "params": with_meta(json!({"notifications": notifications}))});
-        let mut req = crate::support::http()
-            .post(&client.url)
-            .body(body.to_string());
-        for (k, v) in Client::headers("subscriptions/listen", None) {
-            req = req.header(k, v);
-        }
+        let mut req = crate::support::http_request(
+            &crate::support::http(),
+            "POST",
+            &client.url,
+            &Client::headers("subscriptions/listen", None),
+            body.to_string(),
+        );
         for (k, v) in extra {
             req = req.header(*k, *v);
         }

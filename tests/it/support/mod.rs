@@ -331,11 +331,10 @@ impl Client {
     /// POSTs exactly `headers` and `body` and returns the response unread and unchecked (for
     /// refusals that are not MCP messages, such as OAuth errors).
     pub async fn post_raw(&self, headers: &[(String, String)], body: String) -> reqwest::Response {
-        let mut req = self.http.post(&self.url).body(body);
-        for (k, v) in headers {
-            req = req.header(k.as_str(), v.as_str());
-        }
-        req.send().await.expect("request sent")
+        http_request(&self.http, "POST", &self.url, headers, body)
+            .send()
+            .await
+            .expect("request sent")
     }
 
     /// Like [`Client::send`] with any HTTP method.
@@ -346,15 +345,26 @@ impl Client {
         body: String,
         method: Option<&str>,
     ) -> Exchange {
-        let mut req = self
-            .http
-            .request(http_method.parse().unwrap(), &self.url)
-            .body(body);
-        for (k, v) in &headers {
-            req = req.header(k.as_str(), v.as_str());
-        }
+        let req = http_request(&self.http, http_method, &self.url, &headers, body);
         exchange(req, |ct, body| checked_messages(ct, body, method)).await
     }
+}
+
+/// A request with exactly these headers and body, not sent yet.
+pub fn http_request(
+    http: &reqwest::Client,
+    http_method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: String,
+) -> reqwest::RequestBuilder {
+    let mut req = http
+        .request(http_method.parse().expect("an HTTP method"), url)
+        .body(body);
+    for (k, v) in headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    req
 }
 
 /// Sends `req` and reads the whole reply; `check` turns its content type and body into the
