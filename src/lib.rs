@@ -120,6 +120,7 @@
 //! | `nats` | no | `notify::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
 //! | `testing` | no | the `testing` module: an in-process client for your server's unit tests (no sockets), usually enabled in `[dev-dependencies]` |
 //! | `reference-server` | no | the `stateless-mcp` binary (`cargo run --features reference-server`): its CLI, config file, log set-up and fixtures; not library API, and the only feature that pulls in clap, toml and tracing-subscriber |
+//! | `external-tests` | no | nothing in the library: compiles the project's own integration tests that run installed programs (Node, Python, nginx, brokers); see the README's Testing section |
 //!
 //! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
 //! scope-filtered lists are always built, for any layer that puts a [`Principal`] into the
