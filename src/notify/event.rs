@@ -44,7 +44,7 @@ pub enum ChangeEvent {
     /// removed, or the session ended): the replica holding the session's GET stream re-reads
     /// them from the session store.
     SessionChanged {
-        /// The session's store key (a digest of its id, never the id).
+        /// The session's store key (the random part sealed inside its id, never the id).
         session: String,
     },
     /// A legacy client's answer to a server-to-client request, received by one replica and

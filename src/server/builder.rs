@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Legacy, Pending};
+use super::legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Legacy, Pending, SessionCache};
 use super::listen::{ListenLimits, Listeners};
 use super::lists::Lists;
 use super::seal::{DEFAULT_STATE_TTL, StateKeys};
@@ -352,6 +352,7 @@ impl ServerBuilder {
             session_ttl: self.session_ttl,
             input_timeout: self.legacy_input_timeout,
             pending: Arc::new(Pending::new()),
+            sessions: SessionCache::default(),
             capabilities: capabilities.clone(),
             instructions: self.instructions.clone(),
         };

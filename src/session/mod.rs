@@ -5,8 +5,8 @@
 //! A legacy session itself lives in its `Mcp-Session-Id`, a sealed token any replica opens
 //! (protocol version, client capabilities, clientInfo, caller, issue time); no replica keeps
 //! it. Only what *changes* after `initialize` is kept here, in a [`SessionStore`] shared by
-//! every replica, keyed by a digest of the session id and forgotten when the session would
-//! expire anyway.
+//! every replica, keyed by the random part sealed inside the session id (never the id
+//! itself) and forgotten when the session would expire anyway.
 //!
 //! | store | feature | replicas |
 //! |---|---|---|
@@ -65,7 +65,8 @@ pub struct SessionSettings {
 /// Where legacy sessions' settings and revocations are kept, shared by every replica. See
 /// the [module docs](self) for the contract.
 ///
-/// `session` is the store key of a session (a digest of its id, never the id itself);
+/// `session` is the store key of a session (the random part sealed inside its id, never the
+/// id itself);
 /// `expires` is when the session itself expires: the entry may be dropped from then on.
 pub trait SessionStore: Send + Sync + 'static {
     /// The session's settings; the default ones when nothing was recorded.

@@ -115,18 +115,20 @@ impl Server {
         principal: Option<&Principal>,
     ) -> Result<(Session, SessionSettings), LegacyOutcome> {
         let legacy = &self.inner.legacy;
-        let session = session::open(
-            &self.inner.state_keys,
-            session_id,
-            principal,
-            legacy.session_ttl,
-        )
-        .map_err(|why| {
-            if let Refused::Unknown(reason) = why {
-                tracing::debug!(reason, "refused a legacy session id");
-            }
-            refused(id.cloned(), why)
-        })?;
+        let session = legacy
+            .sessions
+            .open(
+                &self.inner.state_keys,
+                session_id,
+                principal,
+                legacy.session_ttl,
+            )
+            .map_err(|why| {
+                if let Refused::Unknown(reason) = why {
+                    tracing::debug!(reason, "refused a legacy session id");
+                }
+                refused(id.cloned(), why)
+            })?;
         let settings = legacy
             .store
             .load(&session.key)

@@ -16,6 +16,7 @@
 //! |---|---|
 //! | `classify` | which revision a request speaks |
 //! | `session` | the sealed session id |
+//! | `session_cache` | session ids this replica opened lately, opened once |
 //! | `dispatch` | the POST path: handshake, session check, the legacy-only methods, then the shared ones |
 //! | `ask` | `InputRequired` as server-to-client requests, and the rounds of a call |
 //! | `pending` | requests waiting for answers, answers routed here or over the bus |
@@ -32,6 +33,7 @@ mod dispatch;
 mod endpoints;
 mod pending;
 pub(crate) mod session;
+mod session_cache;
 mod stream;
 
 use std::sync::Arc;
@@ -41,6 +43,7 @@ pub(crate) use ask::Asker;
 pub use classify::{Era, classify};
 pub use dispatch::LegacyOutcome;
 pub(crate) use pending::Pending;
+pub(crate) use session_cache::SessionCache;
 
 use crate::protocol::ServerCapabilities;
 use crate::session::SessionStore;
@@ -58,6 +61,8 @@ pub(crate) struct Legacy {
     pub(crate) session_ttl: Duration,
     pub(crate) input_timeout: Duration,
     pub(crate) pending: Arc<Pending>,
+    /// The session ids this replica opened lately (CPU only: the store is still read).
+    pub(crate) sessions: SessionCache,
     /// What `initialize` advertises (the same as `server/discover`).
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) instructions: Option<String>,

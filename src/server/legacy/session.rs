@@ -4,14 +4,18 @@
 //! ```text
 //! Mcp-Session-Id: v1.<kid>.<base64url(nonce ‖ ciphertext ‖ tag)>
 //! plaintext: {"v":version,"c":client capabilities,"i":clientInfo?,"p":principal digest?,
-//!             "t":issued (Unix seconds),"n":random}
+//!             "t":issued (Unix seconds),"n":base64url(16 random bytes)}
 //! ```
 //!
 //! Any replica holding the ring opens it; nothing about the session is kept anywhere else
-//! except what changes later (the [`SessionStore`](crate::session::SessionStore), keyed by
-//! a digest of the id). Opening refuses, and the client must initialize again (HTTP 404): a
+//! except what changes later (the [`SessionStore`](crate::session::SessionStore)). Its key
+//! there is the token's sealed random part `n`: unique per `initialize`, readable only by
+//! a holder of the ring, and bound to the token by the AEAD tag, so no digest of the whole
+//! token is needed. Opening refuses, and the client must initialize again (HTTP 404): a
 //! token that does not open (tampered, another key ring, another purpose), one older than
-//! the session TTL, and one presented by another principal than the one that initialized.
+//! the session TTL, one presented by another principal than the one that initialized, and
+//! one issued before the store was keyed by `n` (its 12-byte `n`: its settings and a
+//! `DELETE` were recorded under another key, so it must not open as a fresh session).
 //!
 //! May import: `seal` (the ring, purposes, digests), `protocol`, `handler::Principal`.
 
@@ -31,6 +35,11 @@ use crate::server::seal::{Purpose, StateKeys, digest16};
 /// The most session plaintext (capabilities and clientInfo, mostly) one id may carry.
 pub(crate) const MAX_SESSION_BYTES: usize = 4 * 1024;
 
+/// Random bytes in `n`, the session's store key.
+const KEY_BYTES: usize = 16;
+/// The length of `n` as base64url without padding.
+const KEY_CHARS: usize = (KEY_BYTES * 4).div_ceil(3);
+
 /// What the token carries.
 #[derive(Serialize, Deserialize)]
 struct Claims {
@@ -47,7 +56,7 @@ struct Claims {
 /// An opened legacy session.
 #[derive(Debug, Clone)]
 pub(crate) struct Session {
-    /// Its key in the session store: a digest of the id.
+    /// Its key in the session store: the token's sealed random part.
     pub(crate) key: String,
     /// The negotiated protocol version.
     pub(crate) version: String,
@@ -109,7 +118,7 @@ pub(crate) fn issue(
     client_info: Option<&Implementation>,
     principal: Option<&Principal>,
 ) -> Result<String, Error> {
-    let mut nonce = [0u8; 12];
+    let mut nonce = [0u8; KEY_BYTES];
     OsRng.fill_bytes(&mut nonce);
     let claims = Claims {
         v: version.to_owned(),
@@ -146,37 +155,84 @@ fn open_at(
     ttl: Duration,
     now: SystemTime,
 ) -> Result<Session, Refused> {
-    let token = token.ok_or(Refused::Missing)?;
+    unseal(keys, token.ok_or(Refused::Missing)?, ttl)?.admit(principal, now)
+}
+
+/// A session id that opened: what it carries, before the caller and the clock are checked
+/// (what the [`SessionCache`](super::session_cache::SessionCache) keeps).
+#[derive(Debug, Clone)]
+pub(crate) struct Unsealed {
+    session: Session,
+    principal: Option<String>,
+    /// The plaintext's length (what keeping it costs, about).
+    plain_len: usize,
+}
+
+impl Unsealed {
+    /// When the session expires.
+    pub(crate) fn expires(&self) -> SystemTime {
+        self.session.expires
+    }
+
+    /// Roughly the bytes it holds.
+    pub(crate) fn size(&self) -> usize {
+        self.plain_len + std::mem::size_of::<Self>()
+    }
+
+    /// The session, for a request by `principal` at `now`: refused when the session belongs
+    /// to another caller or has expired.
+    pub(crate) fn admit(
+        &self,
+        principal: Option<&Principal>,
+        now: SystemTime,
+    ) -> Result<Session, Refused> {
+        if self.principal != caller(principal) {
+            return Err(Refused::Unknown("it belongs to another caller"));
+        }
+        if self.session.expires <= now {
+            return Err(Refused::Unknown("expired"));
+        }
+        Ok(self.session.clone())
+    }
+}
+
+/// Opens the session id `token` (valid for `ttl` from issue): refused when it does not open
+/// (tampered, another ring or purpose), is malformed, or was issued by an earlier version.
+pub(crate) fn unseal(keys: &StateKeys, token: &str, ttl: Duration) -> Result<Unsealed, Refused> {
     let plain = keys
         .open_bytes(Purpose::LEGACY_SESSION, token)
         .map_err(|_| Refused::Unknown("not a session id this server issued"))?;
     let claims: Claims =
         serde_json::from_slice(&plain).map_err(|_| Refused::Unknown("malformed"))?;
-    if claims.p != caller(principal) {
-        return Err(Refused::Unknown("it belongs to another caller"));
+    if claims.n.len() != KEY_CHARS {
+        return Err(Refused::Unknown(
+            "issued by an earlier version of the server",
+        ));
     }
-    let expires = UNIX_EPOCH + Duration::from_secs(claims.t) + ttl;
-    if expires <= now {
-        return Err(Refused::Unknown("expired"));
-    }
-    Ok(Session {
-        key: digest16(&[token.as_bytes()]),
-        version: claims.v,
-        capabilities: claims.c,
-        client_info: claims.i,
-        expires,
+    Ok(Unsealed {
+        session: Session {
+            key: claims.n,
+            version: claims.v,
+            capabilities: claims.c,
+            client_info: claims.i,
+            expires: UNIX_EPOCH + Duration::from_secs(claims.t) + ttl,
+        },
+        principal: claims.p,
+        plain_len: plain.len(),
     })
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    const K1: &str = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-    const K2: &str = "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
-    const DAY: Duration = Duration::from_secs(86_400);
+    pub(in crate::server::legacy) const K1: &str =
+        "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    pub(in crate::server::legacy) const K2: &str =
+        "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
+    pub(in crate::server::legacy) const DAY: Duration = Duration::from_secs(86_400);
 
-    fn ring(s: &str) -> StateKeys {
+    pub(in crate::server::legacy) fn ring(s: &str) -> StateKeys {
         s.parse().unwrap()
     }
 
@@ -229,6 +285,33 @@ mod tests {
         assert_eq!(
             open_at(&keys, Some(&token), Some(&alice), DAY, later).unwrap_err(),
             Refused::Unknown("expired")
+        );
+    }
+
+    #[test]
+    fn the_store_key_is_the_sealed_random_part_and_older_ids_initialize_again() {
+        let keys = ring(K1);
+        let caps = ClientCapabilities::default();
+        let token = issue(&keys, "2025-11-25", &caps, None, None).unwrap();
+        let s = open(&keys, Some(&token), None, DAY).unwrap();
+        let claims: Claims =
+            serde_json::from_slice(&keys.open_bytes(Purpose::LEGACY_SESSION, &token).unwrap())
+                .unwrap();
+        assert_eq!(s.key, claims.n);
+        assert_eq!(URL_SAFE_NO_PAD.decode(&s.key).unwrap().len(), KEY_BYTES);
+        assert!(!token.contains(&s.key), "the key is not visible in the id");
+        // An id sealed before the store was keyed by `n` (12 random bytes): its settings and
+        // its revocation were recorded under a digest of the id, so it opens no more.
+        let old = Claims {
+            n: URL_SAFE_NO_PAD.encode([7u8; 12]),
+            ..claims
+        };
+        let old = keys
+            .seal_bytes(Purpose::LEGACY_SESSION, &serde_json::to_vec(&old).unwrap())
+            .unwrap();
+        assert_eq!(
+            open(&keys, Some(&old), None, DAY).unwrap_err(),
+            Refused::Unknown("issued by an earlier version of the server")
         );
     }
 
