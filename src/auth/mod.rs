@@ -55,6 +55,7 @@
 //! # Ok(()) }
 //! ```
 
+mod algorithm;
 mod bearer;
 mod cache;
 mod challenge;
@@ -72,8 +73,8 @@ mod scopes;
 mod service;
 mod transport_policy;
 
+pub use algorithm::Algorithm;
 pub use future::ResponseFuture;
-pub use jsonwebtoken::Algorithm;
 pub use layer::AuthLayer;
 pub use metadata::WELL_KNOWN;
 pub use resource_server::{ResourceServer, ResourceServerBuilder};

@@ -8,7 +8,6 @@ use std::time::Duration;
 use axum::Router;
 use bytes::Bytes;
 use http::{HeaderMap, Uri};
-use jsonwebtoken::{Algorithm, AlgorithmFamily};
 use oauth2::url::Url;
 
 use super::cache::TokenCache;
@@ -18,7 +17,7 @@ use super::introspection::{self, Introspector};
 use super::jwks::{KeySource, KeyStore};
 use super::jwt::{self, JwtVerifier};
 use super::scopes::ScopeRules;
-use super::{AuthLayer, bearer, metadata, transport_policy};
+use super::{Algorithm, AuthLayer, bearer, metadata, transport_policy};
 use crate::handler::{ScopeHierarchy, ScopeRequirements};
 use crate::{Error, Principal};
 
@@ -147,6 +146,23 @@ impl ResourceServer {
 /// clock leeway; keys refreshed on an unknown `kid` at most every 30 s and in the
 /// background at least every 5 min; verified JWTs remembered for at most 60 s and
 /// introspection answers for at most 5 min (10 000 entries each); colon-separated scope hierarchy; 10 s HTTP timeout.
+///
+/// ```
+/// use std::time::Duration;
+/// use stateless_mcp::auth::{Algorithm, ResourceServer};
+/// use stateless_mcp::handler::ScopeHierarchy;
+///
+/// let auth = ResourceServer::builder("https://mcp.example.com/mcp")
+///     .issuer("https://auth.example.com")
+///     .algorithms([Algorithm::RS256, Algorithm::ES256])
+///     .leeway(Duration::from_secs(30))
+///     .required_scopes(["mcp"])
+///     .method_scopes("tools/call", ["mcp:tools"])
+///     .hierarchy(ScopeHierarchy::default().implies("admin", "mcp"))
+///     .build()
+///     .unwrap();
+/// # drop(auth);
+/// ```
 #[must_use]
 #[derive(Clone)]
 pub struct ResourceServerBuilder {
@@ -207,16 +223,13 @@ fn parse_url(what: &str, value: &str) -> Result<Url, Error> {
 
 impl ResourceServerBuilder {
     fn new(resource: String) -> Self {
-        use Algorithm::*;
         ResourceServerBuilder {
             resource,
             issuer: None,
             jwks_uri: None,
             introspection_client: None,
             introspection_endpoint: None,
-            algorithms: vec![
-                RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, EdDSA,
-            ],
+            algorithms: Algorithm::ALL.to_vec(),
             leeway: Duration::from_secs(60),
             every_request: Vec::new(),
             by_method: HashMap::new(),
@@ -281,8 +294,8 @@ impl ResourceServerBuilder {
         self
     }
 
-    /// The JWT algorithms accepted. Only asymmetric ones are allowed (`none` and HMAC are
-    /// refused when building).
+    /// The JWT algorithms accepted (default: [`Algorithm::ALL`]). Only asymmetric ones
+    /// exist: `none` and HMAC cannot be chosen.
     pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
         self.algorithms = algorithms.into_iter().collect();
         self
@@ -396,15 +409,6 @@ impl ResourceServerBuilder {
                 "at least one JWT algorithm must be accepted",
             ));
         }
-        if let Some(a) = self
-            .algorithms
-            .iter()
-            .find(|a| jwt::family(**a) == AlgorithmFamily::Hmac)
-        {
-            return Err(Error::invalid_definition(format!(
-                "{a:?} is symmetric: a resource server verifies with public keys only"
-            )));
-        }
         let all_rules: Vec<&String> = self
             .every_request
             .iter()
@@ -441,7 +445,7 @@ impl ResourceServerBuilder {
                 keys,
                 issuer,
                 &self.resource,
-                self.algorithms.clone(),
+                self.algorithms.iter().map(|a| a.to_jwt()).collect(),
                 self.leeway.as_secs(),
                 TokenCache::new(self.jwt_ttl, self.jwt_capacity),
             )
@@ -518,12 +522,6 @@ mod tests {
         assert!(
             b().jwks_uri("https://as/jwks").build().is_err(),
             "JWKS without issuer"
-        );
-        assert!(
-            b().issuer("https://as")
-                .algorithms([Algorithm::HS256])
-                .build()
-                .is_err()
         );
         assert!(b().issuer("https://as").algorithms([]).build().is_err());
         assert!(
