@@ -9,6 +9,17 @@ use serde_json::{Map, Value};
 /// read it with [`RequestContext::principal`](crate::RequestContext::principal), and the
 /// server binds it into sealed `requestState` so a state minted for one caller cannot be
 /// replayed by another. No token is ever kept here.
+///
+/// ```
+/// use stateless_mcp::Principal;
+///
+/// // What an authentication layer of your own would insert into the request's extensions.
+/// let who = Principal::new("user-42")
+///     .with_issuer("https://auth.example.com")
+///     .with_scopes(["files:read", "mcp"]);
+/// assert!(who.has_scope("files:read"));
+/// assert_eq!(who.subject.as_deref(), Some("user-42"));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Principal {

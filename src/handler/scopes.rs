@@ -16,6 +16,16 @@ use super::Principal;
 /// covers every scope below it: `files` covers `files:read` and `files:read:meta`, but not
 /// `filesystem`. Explicit implications add edges that names alone do not show
 /// (`admin` ⊇ `files`), and are followed transitively.
+///
+/// ```
+/// use stateless_mcp::handler::ScopeHierarchy;
+///
+/// let h = ScopeHierarchy::default().implies("admin", "files");
+/// assert!(h.covers("files", "files:read"));
+/// assert!(!h.covers("files", "filesystem"));
+/// assert!(h.covers("admin", "files:write"));
+/// assert!(!ScopeHierarchy::flat().covers("files", "files:read"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScopeHierarchy {
     separator: Option<char>,

@@ -17,6 +17,18 @@ pub const MAX_EVENT_BYTES: usize = 64 * 1024;
 
 /// Settings shared by the broker-backed buses ([`RedisBus`](super::RedisBus),
 /// [`NatsBus`](super::NatsBus)).
+///
+/// ```
+/// use stateless_mcp::notify::BusOptions;
+/// use stateless_mcp::observability::Readiness;
+///
+/// let readiness = Readiness::new();
+/// let options = BusOptions::default()
+///     .prefix("docs-mcp")
+///     .capacity(4096)
+///     .readiness(readiness.condition("bus"));
+/// assert_eq!(options.channel(), "docs-mcp.events");
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct BusOptions {

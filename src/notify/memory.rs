@@ -8,6 +8,17 @@ use crate::Error;
 
 /// The default bus: events reach the listen streams of this process only. Enough for one
 /// replica; several replicas need a cross-replica bus.
+///
+/// ```
+/// use std::sync::Arc;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::notify::{MemoryBus, Notifier};
+///
+/// // What `Notifier::memory()` does, with room for 4096 undelivered events per stream.
+/// let notifier = Notifier::new(Arc::new(MemoryBus::new(4096)));
+/// let server = Server::builder().notifier(notifier).build().unwrap();
+/// # drop(server);
+/// ```
 #[derive(Debug, Clone)]
 pub struct MemoryBus {
     fanout: Fanout,

@@ -37,6 +37,19 @@ const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// disconnected the readiness condition (if any) is not ready, `mcp_bus_connected{backend="nats"}`
 /// is 0 and publishing fails with [`ErrorKind::Unavailable`](crate::ErrorKind); once it is
 /// back every local subscriber gets a [`Delivery::Resync`](super::Delivery::Resync).
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::notify::{BusOptions, NatsBus, Notifier};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// // Inside a Tokio runtime; every replica uses the same NATS server and prefix.
+/// let bus = NatsBus::connect("nats://nats:4222", BusOptions::default())?;
+/// let server = Server::builder().notifier(Notifier::new(Arc::new(bus))).build()?;
+/// # drop(server);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct NatsBus {
     inner: Arc<Inner>,

@@ -14,6 +14,19 @@ use super::metrics::{DURATION_BUCKETS, REQUEST_DURATION_SECONDS, describe};
 use crate::Error;
 
 /// The process-wide Prometheus recorder. Cheap to clone.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use stateless_mcp::observability::PrometheusMetrics;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let metrics = PrometheusMetrics::install()?;
+/// metrics.spawn_upkeep(Duration::from_secs(5));
+/// // Serve it yourself, or hand it to `Runner::metrics`.
+/// let routes: axum::Router = metrics.router("/metrics");
+/// # drop(routes);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct PrometheusMetrics {
     handle: PrometheusHandle,

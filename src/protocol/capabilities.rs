@@ -156,6 +156,15 @@ pub struct ResourcesCapability {
 }
 
 /// The name and version of a client or server implementation.
+///
+/// ```
+/// use stateless_mcp::Server;
+/// use stateless_mcp::protocol::Implementation;
+///
+/// let info = Implementation::new("docs-server", env!("CARGO_PKG_VERSION")).with_title("Docs");
+/// let server = Server::builder().server_info(info).build().unwrap();
+/// assert_eq!(server.server_info().name, "docs-server");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Implementation {

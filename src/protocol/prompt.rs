@@ -102,6 +102,17 @@ impl PromptMessage {
 }
 
 /// The result of `prompts/get`.
+///
+/// ```
+/// use stateless_mcp::protocol::{ContentBlock, GetPromptResult, PromptMessage, Role};
+///
+/// let result = GetPromptResult::new(vec![
+///     PromptMessage::user_text("Review this diff."),
+///     PromptMessage::new(Role::Assistant, ContentBlock::text("Which files matter most?")),
+/// ])
+/// .with_description("A code review");
+/// # drop(result);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct GetPromptResult {

@@ -184,6 +184,16 @@ impl ResourceContents {
 }
 
 /// The result of `resources/read`. The server adds `ttlMs` and `cacheScope`.
+///
+/// ```
+/// use stateless_mcp::protocol::{ReadResourceResult, ResourceContents};
+///
+/// let result = ReadResourceResult::new(vec![
+///     ResourceContents::text("file:///README.md", "# Hello").with_mime_type("text/markdown"),
+///     ResourceContents::blob("file:///logo.png", b"\x89PNG...").with_mime_type("image/png"),
+/// ]);
+/// # drop(result);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReadResourceResult {

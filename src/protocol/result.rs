@@ -33,6 +33,25 @@ pub enum CacheScope {
 }
 
 /// `ttlMs` and `cacheScope`, required on cacheable complete results.
+///
+/// ```
+/// use stateless_mcp::protocol::{CachePolicy, CacheScope, ResourceContents};
+/// use stateless_mcp::{RequestContext, ResourceDef, Server};
+///
+/// // Lists cacheable by anyone for 5 minutes; one resource for 10 s, per caller.
+/// let server = Server::builder()
+///     .list_cache(CachePolicy::new(300_000, CacheScope::Public))
+///     .resource(
+///         ResourceDef::new("app://me/profile", "profile")
+///             .cache(CachePolicy::new(10_000, CacheScope::Private))
+///             .handler(|_ctx: RequestContext, uri: String| async move {
+///                 Ok(ResourceContents::text(uri, "{}"))
+///             }),
+///     )
+///     .build()
+///     .unwrap();
+/// # drop(server);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CachePolicy {
     /// Freshness lifetime in milliseconds.

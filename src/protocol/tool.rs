@@ -151,6 +151,20 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 }
 
 /// The result of `tools/call`.
+///
+/// ```
+/// use stateless_mcp::protocol::{CallToolResult, ContentBlock};
+///
+/// let ok = CallToolResult::new(vec![
+///     ContentBlock::text("two files"),
+///     ContentBlock::image(b"\x89PNG...", "image/png"),
+/// ]);
+/// assert!(!ok.is_error());
+/// let failed = CallToolResult::error("the repository is archived");
+/// assert!(failed.is_error());
+/// let typed = CallToolResult::structured(serde_json::json!({"count": 2}));
+/// # drop((typed, ok));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CallToolResult {

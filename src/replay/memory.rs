@@ -16,6 +16,17 @@ pub const DEFAULT_MAX_ENTRIES: usize = 1_000_000;
 /// replica is not known to the others). Expired ids are dropped as new ones arrive; when it
 /// holds `max_entries` live ids it refuses new claims (fails closed) with
 /// [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable).
+///
+/// ```
+/// use std::sync::Arc;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::replay::MemoryReplayStore;
+///
+/// let store = Arc::new(MemoryReplayStore::new(100_000));
+/// let server = Server::builder().replay_store(store.clone()).build().unwrap();
+/// assert!(store.is_empty());
+/// # drop(server);
+/// ```
 #[derive(Debug)]
 pub struct MemoryReplayStore {
     max_entries: usize,

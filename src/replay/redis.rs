@@ -13,6 +13,19 @@ use crate::redis_support;
 /// A [`ReplayStore`] in Redis, shared by every replica using the same Redis and prefix: a
 /// claim is `SET PREFIX.replay.ID 1 NX PXAT <expiry in ms>`, so Redis forgets each id when
 /// its state expires.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::replay::RedisReplayStore;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// // Inside a Tokio runtime; every replica uses the same Redis and prefix.
+/// let store = RedisReplayStore::connect("redis://redis:6379", "my-mcp")?;
+/// let server = Server::builder().replay_store(Arc::new(store)).build()?;
+/// # drop(server);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct RedisReplayStore {
     conn: ConnectionManager,

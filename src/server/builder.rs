@@ -28,6 +28,31 @@ use crate::protocol::{
 /// Builds a [`Server`]. Every definition is checked by [`ServerBuilder::build`]: duplicate
 /// or invalid names, non-object input schemas and `x-mcp-header` annotations that break the
 /// rules are errors there, never at request time.
+///
+/// ```
+/// use std::time::Duration;
+/// use stateless_mcp::protocol::{CachePolicy, CacheScope, Implementation};
+/// use stateless_mcp::{ListenLimits, RequestContext, Server, ToolDef, ToolError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo {
+///     text: String,
+/// }
+///
+/// let server = Server::builder()
+///     .server_info(Implementation::new("my-server", "1.2.0"))
+///     .instructions("Tools for the docs site.")
+///     .tool(ToolDef::new("echo").handler(|_ctx: RequestContext, args: Echo| async move {
+///         Ok::<_, ToolError>(args.text)
+///     }))
+///     .page_size(50)
+///     .list_cache(CachePolicy::new(300_000, CacheScope::Public))
+///     .state_ttl(Duration::from_secs(120))
+///     .listen_limits(ListenLimits::default().max_streams(5_000))
+///     .build()
+///     .unwrap();
+/// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["echo"]);
+/// ```
 #[must_use]
 pub struct ServerBuilder {
     defs: Definitions,

@@ -34,6 +34,18 @@ use crate::protocol::{
 pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 
 /// Limits on listen streams, per replica.
+///
+/// ```
+/// use std::time::Duration;
+/// use stateless_mcp::{ListenLimits, Server};
+///
+/// let limits = ListenLimits::default()
+///     .max_streams(20_000)
+///     .max_lifetime(Some(Duration::from_secs(30 * 60)))
+///     .retry_after(Duration::from_secs(5));
+/// let server = Server::builder().listen_limits(limits).build().unwrap();
+/// # drop(server);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ListenLimits {

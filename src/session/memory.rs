@@ -17,6 +17,17 @@ pub const DEFAULT_MAX_SESSIONS: usize = 100_000;
 /// would not see a `setLevel` or a `DELETE` made here). Expired sessions are dropped as new
 /// ones arrive; when it holds `max_sessions` live ones it refuses new writes with
 /// [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable).
+///
+/// ```
+/// use std::sync::Arc;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::session::MemorySessionStore;
+///
+/// let store = Arc::new(MemorySessionStore::new(10_000));
+/// let server = Server::builder().session_store(store.clone()).build().unwrap();
+/// assert!(store.is_empty());
+/// # drop(server);
+/// ```
 #[derive(Debug)]
 pub struct MemorySessionStore {
     max_sessions: usize,

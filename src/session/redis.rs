@@ -40,6 +40,19 @@ const SUBSCRIBE: &str = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then \
 /// field `sub:URI` per subscribed resource. Writes are small Lua scripts (field and expiry
 /// together); reads are one `HGETALL`. Every write is idempotent, so the one retry after a
 /// dropped connection is harmless.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::session::RedisSessionStore;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// // Inside a Tokio runtime; every replica uses the same Redis and prefix.
+/// let store = RedisSessionStore::connect("redis://redis:6379", "my-mcp")?;
+/// let server = Server::builder().session_store(Arc::new(store)).build()?;
+/// # drop(server);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct RedisSessionStore {
     conn: ConnectionManager,

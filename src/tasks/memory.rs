@@ -16,6 +16,17 @@ pub const DEFAULT_MAX_TASKS: usize = 100_000;
 /// see its tasks, and they die with the process). Expired tasks are dropped as new ones
 /// arrive; when it holds `max_tasks` live tasks it refuses new ones with
 /// [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable).
+///
+/// ```
+/// use std::sync::Arc;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::tasks::MemoryTaskStore;
+///
+/// let store = Arc::new(MemoryTaskStore::new(10_000));
+/// let server = Server::builder().task_store(store.clone()).build().unwrap();
+/// assert!(store.is_empty());
+/// # drop(server);
+/// ```
 #[derive(Debug)]
 pub struct MemoryTaskStore {
     max_tasks: usize,

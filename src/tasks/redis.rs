@@ -65,6 +65,19 @@ return out
 /// writes record, expiry and lease index together, so two replicas never both win. A write
 /// retried after a lost reply recognises its own earlier success by its token. (The two keys of a write
 /// differ, so Redis Cluster needs the prefix to be a hash tag, e.g. `{mcp}`.)
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::tasks::RedisTaskStore;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// // Inside a Tokio runtime; every replica uses the same Redis and prefix.
+/// let store = RedisTaskStore::connect("redis://redis:6379", "my-mcp")?;
+/// let server = Server::builder().task_store(Arc::new(store)).build()?;
+/// # drop(server);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct RedisTaskStore {
     conn: ConnectionManager,

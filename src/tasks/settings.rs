@@ -7,6 +7,25 @@ pub const TTL_BOUNDS: (Duration, Duration) =
     (Duration::from_secs(1), Duration::from_secs(30 * 24 * 3600));
 
 /// How a server runs tasks ([`ServerBuilder::task_settings`](crate::ServerBuilder::task_settings)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::tasks::{MemoryTaskStore, TaskSettings};
+///
+/// let settings = TaskSettings::default()
+///     .lease(Duration::from_secs(10))
+///     .ttl(Duration::from_secs(3600))
+///     .max_running(64)
+///     .max_result_bytes(1 << 20);
+/// let server = Server::builder()
+///     .task_store(Arc::new(MemoryTaskStore::default()))
+///     .task_settings(settings)
+///     .build()
+///     .unwrap();
+/// # drop(server);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskSettings {

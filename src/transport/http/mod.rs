@@ -74,6 +74,24 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 /// widen them for a deployed one. SSE keepalive comments every 15 s. A body must arrive
 /// within 60 s (408 otherwise); at most 1024 requests are answered at once (503 with
 /// `Retry-After` beyond); no rate limit.
+///
+/// ```
+/// use std::time::Duration;
+/// use stateless_mcp::{Server, StreamableHttp};
+///
+/// let server = Server::builder().build().unwrap();
+/// let endpoint = StreamableHttp::new(server)
+///     .path("/v1/mcp")
+///     .allowed_hosts(["mcp.example.com"])
+///     .allowed_origins(["https://app.example.com"])
+///     .body_limit(1024 * 1024)
+///     .keep_alive(Duration::from_secs(20))
+///     .max_in_flight(Some(256));
+/// assert_eq!(endpoint.endpoint_path(), "/v1/mcp");
+/// // Serve it with `Runner::new(endpoint)`, or mount it: `endpoint.into_router()`.
+/// let app: axum::Router = endpoint.into_router();
+/// # drop(app);
+/// ```
 #[must_use]
 #[derive(Clone)]
 pub struct StreamableHttp {

@@ -82,6 +82,22 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The stdio transport for a [`Server`] (see the [module docs](self)).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use stateless_mcp::Server;
+/// use stateless_mcp::transport::stdio::Stdio;
+///
+/// # async fn run() -> Result<(), stateless_mcp::Error> {
+/// let server = Server::builder().build()?;
+/// Stdio::new(server)
+///     .line_limit(1024 * 1024)
+///     .max_in_flight(16)
+///     .drain_timeout(Duration::from_secs(5))
+///     .serve()
+///     .await
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct Stdio {
