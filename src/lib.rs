@@ -141,12 +141,12 @@ pub mod app;
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod extend;
-// The user guide's snippets, compiled as doc tests (docs/*.md).
-#[cfg(doctest)]
-pub mod guide;
 #[cfg(any(feature = "reference-server", feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fixtures;
+// The user guide's snippets, compiled as doc tests (docs/*.md).
+#[cfg(doctest)]
+pub mod guide;
 pub mod handler;
 pub mod notify;
 pub mod observability;
