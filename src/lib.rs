@@ -59,7 +59,7 @@
 //! | [`session`] | the store legacy (2025-11-25) sessions' settings and revocations are shared in (in memory; Redis with the `redis` feature). |
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
 //! | [`Runner`] | serving in production: TCP_NODELAY, HTTP/1.1 and h2c, your own routes, `/healthz` `/readyz` `/metrics`, list announcement, graceful drain. |
-//! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, metric names and `record_*` helpers, Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
+//! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, the list of metric names, the Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
 //! | [`extend`] | for those who write a transport, a bus or a replay store: what [`Server::handle`] returns, the bus and store traits, the handler traits. |
 //! | `app` (feature `reference-server`, not library API) | the reference server's composition root: configuration (flags, env, TOML file) → server builder → [`Runner`]. |
 //! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |

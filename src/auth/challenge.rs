@@ -65,6 +65,16 @@ impl Rejection {
         self.kind
     }
 
+    /// The `reason` label of `mcp_auth_failures_total`.
+    pub(crate) fn reason(&self) -> &'static str {
+        match self.kind {
+            Kind::Missing => "missing_token",
+            Kind::InvalidRequest => "invalid_request",
+            Kind::InvalidToken => "invalid_token",
+            Kind::InsufficientScope => "insufficient_scope",
+        }
+    }
+
     pub(crate) fn description(&self) -> &str {
         &self.description
     }

@@ -60,6 +60,7 @@ where
                             reason = rejection.description(),
                             "request refused by the resource server"
                         );
+                        crate::observability::metrics::record_auth_failure(rejection.reason());
                         Ok(rejection.into_response(&server.inner.metadata_url, &required))
                     }
                 }

@@ -1,4 +1,5 @@
-//! Every metric the crate emits: its name, its labels, and one `record_*` function per event.
+//! Every metric the crate emits: its name, its labels, and who records it ([`ALL`] lists the
+//! names; the `record_*` functions behind them are crate-private).
 //!
 //! Names follow Prometheus conventions (`_total` counters, `_seconds` durations); the request
 //! duration is the OpenTelemetry MCP semantic convention `mcp.server.operation.duration`
@@ -12,20 +13,20 @@
 //!
 //! | metric | type | labels | emitted by |
 //! |---|---|---|---|
-//! | [`REQUESTS_TOTAL`] | counter | `method`, `name`, `outcome` | `Server::handle` (every transport), once per message; the HTTP endpoint for what it refuses before |
-//! | [`REQUEST_DURATION_SECONDS`] | histogram | `method`, `name`, `outcome` | `Server::handle` (every transport) |
-//! | [`REQUESTS_IN_FLIGHT`] | gauge | — | `Server::handle` (every transport) |
-//! | [`LISTEN_STREAMS_OPEN`] | gauge | — | `subscriptions/listen` streams |
-//! | [`NOTIFICATIONS_PUBLISHED_TOTAL`] | counter | `kind` | the notification bus, per event published |
-//! | [`NOTIFICATIONS_DELIVERED_TOTAL`] | counter | `kind` | listen streams, per notification written |
-//! | [`BUS_LAGGED_EVENTS_TOTAL`] | counter | — | a listen stream that fell behind the bus |
-//! | [`BUS_RECONNECTS_TOTAL`] | counter | `backend` | a bus backend that reconnected |
-//! | [`BUS_CONNECTED`] | gauge | `backend` | a bus backend (1 connected, 0 not) |
-//! | [`AUTH_FAILURES_TOTAL`] | counter | `reason` | the auth middleware |
-//! | [`REQUEST_STATE_REJECTIONS_TOTAL`] | counter | `reason` | `requestState` unsealing |
-//! | [`HTTP_REFUSALS_TOTAL`] | counter | `reason` | connection and load limits ([`Refusal`]) |
-//! | [`CONNECTIONS_OPEN`] | gauge | — | the runner's accept loop |
-//! | [`CONNECTIONS_IDLE_CLOSED_TOTAL`] | counter | — | the runner, at the idle timeout |
+//! | `mcp_server_requests_total` | counter | `method`, `name`, `outcome` | `Server::handle` (every transport), once per message; the HTTP endpoint for what it refuses before |
+//! | `mcp_server_operation_duration_seconds` | histogram | `method`, `name`, `outcome` | `Server::handle` (every transport) |
+//! | `mcp_server_requests_in_flight` | gauge | — | `Server::handle` (every transport) |
+//! | `mcp_listen_streams_open` | gauge | — | `subscriptions/listen` streams |
+//! | `mcp_notifications_published_total` | counter | `kind` | the notification bus, per event published |
+//! | `mcp_notifications_delivered_total` | counter | `kind` | listen streams, per notification written |
+//! | `mcp_bus_lagged_events_total` | counter | — | a listen stream that fell behind the bus |
+//! | `mcp_bus_reconnects_total` | counter | `backend` | a bus backend that reconnected |
+//! | `mcp_bus_connected` | gauge | `backend` | a bus backend (1 connected, 0 not) |
+//! | `mcp_auth_failures_total` | counter | `reason` | the auth middleware |
+//! | `mcp_request_state_rejections_total` | counter | `reason` | `requestState` unsealing |
+//! | `mcp_http_refusals_total` | counter | `reason` | connection and load limits |
+//! | `mcp_connections_open` | gauge | — | the runner's accept loop |
+//! | `mcp_connections_idle_closed_total` | counter | — | the runner, at the idle timeout |
 //!
 //! `outcome` is `ok`, `accepted` (a notification), `cancelled` (the client went away before
 //! the reply), the JSON-RPC error class (`parse_error`, `invalid_request`,
@@ -49,47 +50,47 @@ use metrics::{
 use crate::protocol::ErrorCode;
 
 /// Counter: MCP requests handled, by `method`, `name` and `outcome`.
-pub const REQUESTS_TOTAL: &str = "mcp_server_requests_total";
+pub(crate) const REQUESTS_TOTAL: &str = "mcp_server_requests_total";
 /// Histogram (seconds): time from receiving a request to producing its final response, by
 /// `method`, `name` and `outcome` (OpenTelemetry `mcp.server.operation.duration`).
-pub const REQUEST_DURATION_SECONDS: &str = "mcp_server_operation_duration_seconds";
+pub(crate) const REQUEST_DURATION_SECONDS: &str = "mcp_server_operation_duration_seconds";
 /// Gauge: requests received whose final response is not produced yet.
-pub const REQUESTS_IN_FLIGHT: &str = "mcp_server_requests_in_flight";
+pub(crate) const REQUESTS_IN_FLIGHT: &str = "mcp_server_requests_in_flight";
 /// Gauge: open `subscriptions/listen` streams on this replica.
-pub const LISTEN_STREAMS_OPEN: &str = "mcp_listen_streams_open";
+pub(crate) const LISTEN_STREAMS_OPEN: &str = "mcp_listen_streams_open";
 /// Counter: change events this replica published to the bus, by `kind`.
-pub const NOTIFICATIONS_PUBLISHED_TOTAL: &str = "mcp_notifications_published_total";
+pub(crate) const NOTIFICATIONS_PUBLISHED_TOTAL: &str = "mcp_notifications_published_total";
 /// Counter: notifications written to listen streams on this replica, by `kind`.
-pub const NOTIFICATIONS_DELIVERED_TOTAL: &str = "mcp_notifications_delivered_total";
+pub(crate) const NOTIFICATIONS_DELIVERED_TOTAL: &str = "mcp_notifications_delivered_total";
 /// Counter: bus events a slow listen stream missed because it fell behind.
-pub const BUS_LAGGED_EVENTS_TOTAL: &str = "mcp_bus_lagged_events_total";
+pub(crate) const BUS_LAGGED_EVENTS_TOTAL: &str = "mcp_bus_lagged_events_total";
 /// Counter: reconnections of the bus backend, by `backend`.
-pub const BUS_RECONNECTS_TOTAL: &str = "mcp_bus_reconnects_total";
+pub(crate) const BUS_RECONNECTS_TOTAL: &str = "mcp_bus_reconnects_total";
 /// Gauge: 1 while the bus backend is connected, 0 otherwise, by `backend`.
-pub const BUS_CONNECTED: &str = "mcp_bus_connected";
+pub(crate) const BUS_CONNECTED: &str = "mcp_bus_connected";
 /// Counter: requests refused by authentication or authorization, by `reason`.
-pub const AUTH_FAILURES_TOTAL: &str = "mcp_auth_failures_total";
+pub(crate) const AUTH_FAILURES_TOTAL: &str = "mcp_auth_failures_total";
 /// Counter: `requestState` values refused when unsealing, by `reason`.
-pub const REQUEST_STATE_REJECTIONS_TOTAL: &str = "mcp_request_state_rejections_total";
+pub(crate) const REQUEST_STATE_REJECTIONS_TOTAL: &str = "mcp_request_state_rejections_total";
 /// Counter: tasks created on this replica.
-pub const TASKS_CREATED_TOTAL: &str = "mcp_tasks_created_total";
+pub(crate) const TASKS_CREATED_TOTAL: &str = "mcp_tasks_created_total";
 /// Counter: tasks that reached a terminal status through this replica, by `status`
 /// (`completed`, `failed`, `cancelled`).
-pub const TASKS_ENDED_TOTAL: &str = "mcp_tasks_ended_total";
+pub(crate) const TASKS_ENDED_TOTAL: &str = "mcp_tasks_ended_total";
 /// Gauge: task handlers running on this replica.
-pub const TASKS_RUNNING: &str = "mcp_tasks_running";
+pub(crate) const TASKS_RUNNING: &str = "mcp_tasks_running";
 /// Counter: tasks this replica failed because the lease of their replica lapsed.
-pub const TASK_LEASE_EXPIRIES_TOTAL: &str = "mcp_task_lease_expiries_total";
+pub(crate) const TASK_LEASE_EXPIRIES_TOTAL: &str = "mcp_task_lease_expiries_total";
 /// Counter: task-capable calls refused, by `reason` (`max_running`, `store`).
-pub const TASKS_REJECTED_TOTAL: &str = "mcp_tasks_rejected_total";
+pub(crate) const TASKS_REJECTED_TOTAL: &str = "mcp_tasks_rejected_total";
 
 /// Counter: requests or connections refused by a connection or load limit, by `reason`
 /// (see [`Refusal`]).
-pub const HTTP_REFUSALS_TOTAL: &str = "mcp_http_refusals_total";
+pub(crate) const HTTP_REFUSALS_TOTAL: &str = "mcp_http_refusals_total";
 /// Gauge: connections the runner holds open.
-pub const CONNECTIONS_OPEN: &str = "mcp_connections_open";
+pub(crate) const CONNECTIONS_OPEN: &str = "mcp_connections_open";
 /// Counter: connections the runner closed at the idle timeout.
-pub const CONNECTIONS_IDLE_CLOSED_TOTAL: &str = "mcp_connections_idle_closed_total";
+pub(crate) const CONNECTIONS_IDLE_CLOSED_TOTAL: &str = "mcp_connections_idle_closed_total";
 
 /// Every metric name above.
 pub const ALL: &[&str] = &[
@@ -115,23 +116,23 @@ pub const ALL: &[&str] = &[
 ];
 
 /// Label: the MCP method.
-pub const LABEL_METHOD: &str = "method";
+pub(crate) const LABEL_METHOD: &str = "method";
 /// Label: the tool or prompt name.
-pub const LABEL_NAME: &str = "name";
+pub(crate) const LABEL_NAME: &str = "name";
 /// Label: how a request ended.
-pub const LABEL_OUTCOME: &str = "outcome";
+pub(crate) const LABEL_OUTCOME: &str = "outcome";
 /// Label: the notification kind (its method, e.g. `notifications/tools/list_changed`).
-pub const LABEL_KIND: &str = "kind";
+pub(crate) const LABEL_KIND: &str = "kind";
 /// Label: why something was refused.
-pub const LABEL_REASON: &str = "reason";
+pub(crate) const LABEL_REASON: &str = "reason";
 /// Label: a task's terminal status.
-pub const LABEL_STATUS: &str = "status";
+pub(crate) const LABEL_STATUS: &str = "status";
 /// Label: the bus backend (`memory`, `redis`).
-pub const LABEL_BACKEND: &str = "backend";
+pub(crate) const LABEL_BACKEND: &str = "backend";
 
-/// Bucket upper bounds of [`REQUEST_DURATION_SECONDS`], in seconds (the OpenTelemetry
+/// Bucket upper bounds of `mcp_server_operation_duration_seconds`, in seconds (the OpenTelemetry
 /// recommendation for `mcp.server.operation.duration`).
-pub const DURATION_BUCKETS: &[f64] = &[
+pub(crate) const DURATION_BUCKETS: &[f64] = &[
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
 
@@ -257,8 +258,8 @@ impl RequestSeries {
         self.in_flight().increment(1.0);
     }
 
-    /// A request of this series ended: what [`record_request_finished`] records, through
-    /// the kept handles.
+    /// A request of this series ended: counts it, records its duration, and takes it out
+    /// of the in-flight gauge, through the kept handles.
     pub(crate) fn finished(&self, outcome: RequestOutcome, elapsed: Duration) {
         self.in_flight().decrement(1.0);
         let (requests, duration) = self.by_outcome[outcome.label_index()].get_or_init(|| {
@@ -347,94 +348,67 @@ pub fn describe() {
     );
 }
 
-/// A request was received: one more in flight. Pair with [`record_request_finished`].
-pub fn record_request_started() {
-    gauge!(REQUESTS_IN_FLIGHT).increment(1.0);
-}
-
-/// A request produced its final response (or was abandoned): counts it, records its
-/// duration, and takes it out of the in-flight gauge.
-///
-/// `name` must come from a bounded set (the registry), never straight from a request.
-pub fn record_request_finished(
-    method: &'static str,
-    name: metrics::SharedString,
-    outcome: RequestOutcome,
-    elapsed: Duration,
-) {
-    gauge!(REQUESTS_IN_FLIGHT).decrement(1.0);
-    let outcome = outcome.as_str();
-    let labels = [
-        (LABEL_METHOD, metrics::SharedString::const_str(method)),
-        (LABEL_NAME, name),
-        (LABEL_OUTCOME, metrics::SharedString::const_str(outcome)),
-    ];
-    counter!(REQUESTS_TOTAL, &labels).increment(1);
-    histogram!(REQUEST_DURATION_SECONDS, &labels).record(elapsed.as_secs_f64());
-}
-
 /// A `subscriptions/listen` stream opened. Pair with [`record_listen_stream_closed`] (a
 /// drop guard is the reliable way).
-pub fn record_listen_stream_opened() {
+pub(crate) fn record_listen_stream_opened() {
     gauge!(LISTEN_STREAMS_OPEN).increment(1.0);
 }
 
 /// A `subscriptions/listen` stream closed, for whatever reason.
-pub fn record_listen_stream_closed() {
+pub(crate) fn record_listen_stream_closed() {
     gauge!(LISTEN_STREAMS_OPEN).decrement(1.0);
 }
 
 /// This replica published one change event to the bus; `kind` is the notification method.
-pub fn record_notification_published(kind: &'static str) {
+pub(crate) fn record_notification_published(kind: &'static str) {
     counter!(NOTIFICATIONS_PUBLISHED_TOTAL, LABEL_KIND => kind).increment(1);
 }
 
 /// One notification was written to one listen stream; `kind` is the notification method.
-pub fn record_notification_delivered(kind: &'static str) {
+pub(crate) fn record_notification_delivered(kind: &'static str) {
     record_notifications_delivered(kind, 1);
 }
 
 /// `n` listen streams were each sent one notification of method `kind` (one event's
 /// fan-out).
-pub fn record_notifications_delivered(kind: &'static str, n: u64) {
+pub(crate) fn record_notifications_delivered(kind: &'static str, n: u64) {
     if n > 0 {
         counter!(NOTIFICATIONS_DELIVERED_TOTAL, LABEL_KIND => kind).increment(n);
     }
 }
 
 /// A listen stream fell behind the bus and missed `missed` events.
-pub fn record_bus_lagged(missed: u64) {
+pub(crate) fn record_bus_lagged(missed: u64) {
     counter!(BUS_LAGGED_EVENTS_TOTAL).increment(missed);
 }
 
 /// The bus backend (`memory`, `redis`) reconnected.
-pub fn record_bus_reconnect(backend: &'static str) {
+pub(crate) fn record_bus_reconnect(backend: &'static str) {
     counter!(BUS_RECONNECTS_TOTAL, LABEL_BACKEND => backend).increment(1);
 }
 
 /// The bus backend's connection state changed.
-pub fn record_bus_connected(backend: &'static str, connected: bool) {
+pub(crate) fn record_bus_connected(backend: &'static str, connected: bool) {
     gauge!(BUS_CONNECTED, LABEL_BACKEND => backend).set(if connected { 1.0 } else { 0.0 });
 }
 
-/// The auth middleware refused a request. `reason` is a fixed string such as
-/// `missing_token`, `invalid_token`, `expired`, `wrong_audience`, `insufficient_scope`,
-/// `introspection_failed`.
-pub fn record_auth_failure(reason: &'static str) {
+/// The auth middleware refused a request. `reason` is `missing_token`, `invalid_request`,
+/// `invalid_token` or `insufficient_scope`.
+pub(crate) fn record_auth_failure(reason: &'static str) {
     counter!(AUTH_FAILURES_TOTAL, LABEL_REASON => reason).increment(1);
 }
 
 /// A sealed `requestState` was refused. `reason` is a fixed string such as `malformed`,
 /// `unknown_key`, `bad_seal`, `expired`, `wrong_principal`, `wrong_request`.
-pub fn record_request_state_rejected(reason: &'static str) {
+pub(crate) fn record_request_state_rejected(reason: &'static str) {
     counter!(REQUEST_STATE_REJECTIONS_TOTAL, LABEL_REASON => reason).increment(1);
 }
 
 /// Why a connection or load limit refused something: the `reason` of
-/// [`HTTP_REFUSALS_TOTAL`].
+/// `mcp_http_refusals_total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// A request head over the header limit (HTTP/1.1: 431, connection closed).
     HeaderTooLarge,
     /// An HTTP/1.1 request head that did not arrive within the header timeout (closed).
@@ -451,7 +425,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The label value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Refusal::HeaderTooLarge => "header_too_large",
             Refusal::HeaderTimeout => "header_timeout",
@@ -464,16 +438,16 @@ impl Refusal {
 }
 
 /// A connection or load limit refused something.
-pub fn record_refusal(reason: Refusal) {
+pub(crate) fn record_refusal(reason: Refusal) {
     counter!(HTTP_REFUSALS_TOTAL, LABEL_REASON => reason.as_str()).increment(1);
 }
 
 /// The runner closed a connection at the idle timeout.
-pub fn record_idle_connection_closed() {
+pub(crate) fn record_idle_connection_closed() {
     counter!(CONNECTIONS_IDLE_CLOSED_TOTAL).increment(1);
 }
 
-/// One open connection in [`CONNECTIONS_OPEN`], for as long as it lives.
+/// One open connection in `mcp_connections_open`, for as long as it lives.
 #[derive(Debug)]
 pub(crate) struct OpenConnection(());
 
@@ -491,17 +465,17 @@ impl Drop for OpenConnection {
 }
 
 /// A task was created on this replica.
-pub fn record_task_created() {
+pub(crate) fn record_task_created() {
     counter!(TASKS_CREATED_TOTAL).increment(1);
 }
 
 /// A task reached the terminal `status` through this replica.
-pub fn record_task_ended(status: &'static str) {
+pub(crate) fn record_task_ended(status: &'static str) {
     counter!(TASKS_ENDED_TOTAL, LABEL_STATUS => status).increment(1);
 }
 
 /// A task handler started (`true`) or stopped (`false`) running on this replica.
-pub fn record_task_running(started: bool) {
+pub(crate) fn record_task_running(started: bool) {
     let g = gauge!(TASKS_RUNNING);
     if started {
         g.increment(1.0);
@@ -511,12 +485,12 @@ pub fn record_task_running(started: bool) {
 }
 
 /// `n` tasks were failed because their replica's lease lapsed.
-pub fn record_task_lease_expiries(n: u64) {
+pub(crate) fn record_task_lease_expiries(n: u64) {
     counter!(TASK_LEASE_EXPIRIES_TOTAL).increment(n);
 }
 
 /// A task-capable call was refused for `reason`.
-pub fn record_task_rejected(reason: &'static str) {
+pub(crate) fn record_task_rejected(reason: &'static str) {
     counter!(TASKS_REJECTED_TOTAL, LABEL_REASON => reason).increment(1);
 }
 

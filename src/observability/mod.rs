@@ -18,8 +18,8 @@
 //!   throughput); metrics add about 6k. That is why it is at `DEBUG`: the default `--log
 //!   info` skips it (no work at all), and `--log info,stateless_mcp::observability=debug`
 //!   turns it on (with the trace ids on every line of the request).
-//! - **Metrics.** [`metrics`] names every metric and its labels and has one `record_*`
-//!   function per event; `Server::handle` records request counts, durations and in-flight
+//! - **Metrics.** [`metrics`] lists every metric's name ([`metrics::ALL`]) and describes
+//!   them ([`metrics::describe`]); `Server::handle` records request counts, durations and in-flight
 //!   requests for every transport (HTTP, stdio, in-process). With the `prometheus` feature, `PrometheusMetrics` installs the exporter and
 //!   serves the text format.
 //! - **Health.** [`Readiness`] (draining + named conditions) and [`health_router`]
@@ -38,8 +38,9 @@ pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
 pub use prometheus::PrometheusMetrics;
 pub use readiness::{Condition, Readiness};
 pub(crate) use request::on_request;
-pub use request::{RequestObserver, RequestProbe, traceparent_header};
-pub use trace_context::TraceParent;
+pub(crate) use request::traceparent_header;
+pub use request::{RequestObserver, RequestProbe};
+pub(crate) use trace_context::TraceParent;
 
 /// The path where the reference server serves its metrics (Prometheus text format).
 pub const METRICS_PATH: &str = "/metrics";

@@ -358,7 +358,7 @@ pub(crate) fn on_request(
 
 /// The HTTP `traceparent` header, parsed. The transport puts it in the request extensions;
 /// the request span uses it when `params._meta` carries no `traceparent`.
-pub fn traceparent_header(headers: &HeaderMap) -> Option<TraceParent> {
+pub(crate) fn traceparent_header(headers: &HeaderMap) -> Option<TraceParent> {
     const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
     TraceParent::parse(headers.get(TRACEPARENT)?.to_str().ok()?)
 }

@@ -8,7 +8,7 @@ use std::fmt;
 /// Parsing follows the W3C rules: lower-case hex, version `ff` invalid, all-zero ids invalid,
 /// a later version may append fields after the fourth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TraceParent {
+pub(crate) struct TraceParent {
     trace_id: [u8; 32],
     parent_id: [u8; 16],
     flags: u8,
@@ -26,7 +26,7 @@ fn all_zero(bytes: &[u8]) -> bool {
 
 impl TraceParent {
     /// Parses a `traceparent` value; `None` when it is malformed.
-    pub fn parse(value: &str) -> Option<Self> {
+    pub(crate) fn parse(value: &str) -> Option<Self> {
         let v = value.trim().as_bytes();
         if v.len() < 55 || v[2] != b'-' || v[35] != b'-' || v[52] != b'-' {
             return None;
@@ -56,17 +56,18 @@ impl TraceParent {
     }
 
     /// The trace id: 32 lower-case hex digits.
-    pub fn trace_id(&self) -> &str {
+    pub(crate) fn trace_id(&self) -> &str {
         std::str::from_utf8(&self.trace_id).expect("checked hex")
     }
 
     /// The caller's span id (the parent of the server's span): 16 lower-case hex digits.
-    pub fn parent_id(&self) -> &str {
+    pub(crate) fn parent_id(&self) -> &str {
         std::str::from_utf8(&self.parent_id).expect("checked hex")
     }
 
     /// Whether the caller sampled this trace (flag `01`).
-    pub fn sampled(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn sampled(&self) -> bool {
         self.flags & 1 == 1
     }
 }

@@ -65,7 +65,7 @@ impl<'de> Deserialize<'de> for RequestId {
 /// A request id MUST be a string or an integer; anything else makes the message an
 /// invalid request, and the error sent back then carries no id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum IdField {
+pub(crate) enum IdField {
     /// No `id` member: the message is a notification.
     #[default]
     Absent,
@@ -79,7 +79,7 @@ pub enum IdField {
 
 impl IdField {
     /// The id to echo in an error response, when one could be read.
-    pub fn echo(&self) -> Option<RequestId> {
+    pub(crate) fn echo(&self) -> Option<RequestId> {
         match self {
             IdField::Valid(id) => Some(id.clone()),
             _ => None,

@@ -9,14 +9,14 @@ use super::error::ErrorObject;
 use super::ids::{IdField, RequestId};
 
 /// The only JSON-RPC version MCP speaks.
-pub const JSONRPC_VERSION: &str = "2.0";
+pub(super) const JSONRPC_VERSION: &str = "2.0";
 
 /// One incoming JSON-RPC message, split into its members without interpreting them.
 ///
 /// `params` stays raw so that each step of the validation ladder reads only what it needs,
 /// and large tool arguments are scanned once.
 #[derive(Debug, Deserialize)]
-pub struct IncomingMessage<'a> {
+pub(crate) struct IncomingMessage<'a> {
     /// The `jsonrpc` member.
     #[serde(default, borrow)]
     pub jsonrpc: Option<&'a RawValue>,

@@ -4,13 +4,13 @@
 //! names without importing each other.
 
 /// `_meta` key: the protocol version of this request (required).
-pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub(super) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities for this request (required).
-pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(super) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key: the client's self-reported implementation (optional).
-pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+pub(super) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key: the requested log level (optional, deprecated).
-pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+pub(super) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key on results: the server's implementation.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key on listen-stream notifications: the subscription id.

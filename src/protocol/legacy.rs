@@ -16,28 +16,26 @@ use super::notification::LoggingLevel;
 
 /// The newest legacy revision, the one `initialize` offers when the client asks for one this
 /// server does not speak.
-pub const LEGACY_PROTOCOL_VERSION: &str = "2025-11-25";
+pub(crate) const LEGACY_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// The legacy revisions this server negotiates, newest first.
-pub const LEGACY_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+pub(crate) const LEGACY_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
 
 /// `initialize`.
-pub const INITIALIZE: &str = "initialize";
-/// `notifications/initialized`.
-pub const INITIALIZED: &str = "notifications/initialized";
+pub(crate) const INITIALIZE: &str = "initialize";
 /// `ping`.
-pub const PING: &str = "ping";
+pub(crate) const PING: &str = "ping";
 /// `logging/setLevel`.
-pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+pub(crate) const LOGGING_SET_LEVEL: &str = "logging/setLevel";
 /// `resources/subscribe`.
-pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+pub(crate) const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
 /// `resources/unsubscribe`.
-pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+pub(crate) const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
 
 /// The version `initialize` answers for a client that asked for `requested`: the same when
 /// it is a legacy revision this server speaks, else the newest legacy one (the client then
 /// decides whether it can speak it).
-pub fn negotiate_version(requested: &str) -> &'static str {
+pub(crate) fn negotiate_version(requested: &str) -> &'static str {
     LEGACY_PROTOCOL_VERSIONS
         .iter()
         .copied()
@@ -46,14 +44,14 @@ pub fn negotiate_version(requested: &str) -> &'static str {
 }
 
 /// Whether `version` is a legacy revision this server speaks.
-pub fn is_legacy_version(version: &str) -> bool {
+pub(crate) fn is_legacy_version(version: &str) -> bool {
     LEGACY_PROTOCOL_VERSIONS.contains(&version)
 }
 
 /// Params of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct InitializeParams {
+pub(crate) struct InitializeParams {
     /// The revision the client wants.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: String,
@@ -68,7 +66,7 @@ pub struct InitializeParams {
 /// The result of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct InitializeResult {
+pub(crate) struct InitializeResult {
     /// The negotiated revision.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: String,
@@ -84,7 +82,7 @@ pub struct InitializeResult {
 
 impl InitializeResult {
     /// A result for `version`, `capabilities` and `server_info`.
-    pub fn new(
+    pub(crate) fn new(
         version: impl Into<String>,
         capabilities: ServerCapabilities,
         server_info: Implementation,
@@ -101,7 +99,7 @@ impl InitializeResult {
 /// Params of `logging/setLevel`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct SetLevelParams {
+pub(crate) struct SetLevelParams {
     /// The lowest level the client wants to receive.
     pub level: LoggingLevel,
 }
@@ -109,7 +107,7 @@ pub struct SetLevelParams {
 /// Params of `resources/subscribe` and `resources/unsubscribe`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct SubscribeParams {
+pub(crate) struct SubscribeParams {
     /// The resource.
     pub uri: String,
 }
@@ -118,7 +116,7 @@ pub struct SubscribeParams {
 /// `roots/list`), sent on a legacy client's response stream; its answer comes back as a
 /// separate POST carrying the same `id`.
 #[derive(Debug, Clone, Serialize)]
-pub struct ServerRequest<'a, P: ?Sized> {
+pub(crate) struct ServerRequest<'a, P: ?Sized> {
     jsonrpc: &'static str,
     /// The id the client's answer carries.
     pub id: &'a RequestId,
@@ -130,7 +128,7 @@ pub struct ServerRequest<'a, P: ?Sized> {
 
 impl<'a, P: ?Sized + Serialize> ServerRequest<'a, P> {
     /// A request `method` with `params`, identified by `id`.
-    pub fn new(id: &'a RequestId, method: &'a str, params: &'a P) -> Self {
+    pub(crate) fn new(id: &'a RequestId, method: &'a str, params: &'a P) -> Self {
         ServerRequest {
             jsonrpc: JSONRPC_VERSION,
             id,
@@ -142,7 +140,7 @@ impl<'a, P: ?Sized + Serialize> ServerRequest<'a, P> {
 
 /// A list-changed notification on the legacy wire: no params.
 #[derive(Debug, Clone, Serialize)]
-pub struct LegacyNotification<'a, P: Serialize> {
+pub(crate) struct LegacyNotification<'a, P: Serialize> {
     jsonrpc: &'static str,
     /// The method, e.g. `notifications/tools/list_changed`.
     pub method: &'a str,
@@ -153,7 +151,7 @@ pub struct LegacyNotification<'a, P: Serialize> {
 
 impl<'a, P: Serialize> LegacyNotification<'a, P> {
     /// A notification `method` with optional `params`.
-    pub fn new(method: &'a str, params: Option<P>) -> Self {
+    pub(crate) fn new(method: &'a str, params: Option<P>) -> Self {
         LegacyNotification {
             jsonrpc: JSONRPC_VERSION,
             method,

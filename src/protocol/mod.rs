@@ -13,10 +13,10 @@ mod error;
 mod ids;
 mod jsonrpc;
 mod keys;
-pub mod legacy;
+pub(crate) mod legacy;
 mod lists;
 mod meta;
-pub mod methods;
+pub(crate) mod methods;
 mod mrtr;
 mod notification;
 mod prompt;
@@ -45,36 +45,39 @@ pub use completion::{
 pub use content::ContentBlock;
 pub use discover::DiscoverResult;
 pub use error::{ErrorCode, ErrorObject};
-pub use ids::{IdField, ProgressToken, RequestId};
-pub use jsonrpc::{ErrorResponse, IncomingMessage, JSONRPC_VERSION, Notification, ResponseRef};
-pub use keys::{
-    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
-    SUBSCRIPTION_ID_KEY,
-};
+pub(crate) use ids::IdField;
+pub use ids::{ProgressToken, RequestId};
+pub(crate) use jsonrpc::IncomingMessage;
+pub use jsonrpc::{ErrorResponse, Notification, ResponseRef};
+pub use keys::{SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY};
 pub use lists::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
 };
 pub(crate) use meta::MetaWire;
 pub use meta::RequestMeta;
 pub use mrtr::{
-    CreateMessageParams, CreateMessageResult, ELICITATION_CREATE, ElicitAction, ElicitParams,
-    ElicitResult, FormMode, InputRequest, InputRequiredResult, InputResponse, ListRootsParams,
-    ListRootsResult, ROOTS_LIST, Root, SAMPLING_CREATE_MESSAGE, SamplingContent,
-    SamplingContentBlock, SamplingMessage, UrlMode,
+    CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, FormMode,
+    InputRequest, InputRequiredResult, InputResponse, ListRootsParams, ListRootsResult, Root,
+    SamplingContent, SamplingContentBlock, SamplingMessage, UrlMode,
 };
-pub use notification::{
-    LOG_MESSAGE_METHOD, LogMessageParams, LoggingLevel, PROGRESS_METHOD, ProgressParams,
-};
+pub(crate) use mrtr::{ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE};
+pub(crate) use notification::{LOG_MESSAGE_METHOD, PROGRESS_METHOD};
+pub use notification::{LogMessageParams, LoggingLevel, ProgressParams};
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resource::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
-pub use result::{CachePolicy, CacheScope, ResultMeta, ResultType, StampResult};
+pub(crate) use result::StampResult;
+pub use result::{CachePolicy, CacheScope, ResultMeta, ResultType};
 pub use subscription::{
-    AcknowledgedParams, ListChangedParams, ListenResultMeta, PROMPTS_LIST_CHANGED,
-    RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, ResourceUpdatedParams, SUBSCRIPTIONS_ACKNOWLEDGED,
-    SubscriptionFilter, SubscriptionMeta, SubscriptionsListenResult, TOOLS_LIST_CHANGED,
+    AcknowledgedParams, ListChangedParams, ResourceUpdatedParams, SubscriptionFilter,
+    SubscriptionMeta, SubscriptionsListenResult,
 };
-pub use task::{
-    CreateTaskResult, GetTaskResult, TASKS_CANCEL, TASKS_EXTENSION, TASKS_GET, TASKS_NOTIFICATION,
-    TASKS_UPDATE, Task, TaskAck, TaskNotificationParams, iso8601,
+pub(crate) use subscription::{
+    PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, SUBSCRIPTIONS_ACKNOWLEDGED,
+    TOOLS_LIST_CHANGED,
+};
+pub use task::{CreateTaskResult, Task};
+pub(crate) use task::{
+    GetTaskResult, TASKS_CANCEL, TASKS_EXTENSION, TASKS_GET, TASKS_NOTIFICATION, TASKS_UPDATE,
+    TaskAck, TaskNotificationParams, iso8601,
 };
 pub use tool::{CallToolResult, Tool, ToolAnnotations};

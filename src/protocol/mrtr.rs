@@ -15,11 +15,11 @@ use super::result::{ResultMeta, ResultType, StampResult};
 use super::tool::Tool;
 
 /// `elicitation/create`.
-pub const ELICITATION_CREATE: &str = "elicitation/create";
+pub(crate) const ELICITATION_CREATE: &str = "elicitation/create";
 /// `sampling/createMessage`.
-pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+pub(crate) const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 /// `roots/list`.
-pub const ROOTS_LIST: &str = "roots/list";
+pub(crate) const ROOTS_LIST: &str = "roots/list";
 
 /// One request for input from the client, embedded in an [`InputRequiredResult`] (no
 /// `jsonrpc`, no `id`).

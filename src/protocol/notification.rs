@@ -7,9 +7,9 @@ use super::JsonObject;
 use super::ids::ProgressToken;
 
 /// `notifications/progress`.
-pub const PROGRESS_METHOD: &str = "notifications/progress";
+pub(crate) const PROGRESS_METHOD: &str = "notifications/progress";
 /// `notifications/message`.
-pub const LOG_MESSAGE_METHOD: &str = "notifications/message";
+pub(crate) const LOG_MESSAGE_METHOD: &str = "notifications/message";
 
 /// Log severities, lowest first (RFC 5424 order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

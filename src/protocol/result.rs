@@ -140,7 +140,7 @@ impl From<JsonObject> for ResultMeta {
 }
 
 /// A result the server can stamp with its `serverInfo` before sending.
-pub trait StampResult {
+pub(crate) trait StampResult {
     /// Gives access to the result's `_meta`.
     fn meta_mut(&mut self) -> &mut ResultMeta;
 

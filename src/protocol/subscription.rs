@@ -7,15 +7,15 @@ use super::ids::RequestId;
 use super::result::ResultType;
 
 /// `notifications/subscriptions/acknowledged`.
-pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+pub(crate) const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 /// `notifications/tools/list_changed`.
-pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+pub(crate) const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 /// `notifications/prompts/list_changed`.
-pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+pub(crate) const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 /// `notifications/resources/list_changed`.
-pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+pub(crate) const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 /// `notifications/resources/updated`.
-pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
+pub(crate) const RESOURCES_UPDATED: &str = "notifications/resources/updated";
 
 /// Which notifications a listen stream wants (each omitted or `false` field: not wanted).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

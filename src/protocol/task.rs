@@ -12,15 +12,15 @@ use serde_json::Value;
 use super::result::{ResultMeta, StampResult};
 
 /// The extension's id, the key under `capabilities.extensions` on both sides.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// `tasks/get`: a task's status (and result, error or input requests).
-pub const TASKS_GET: &str = "tasks/get";
+pub(crate) const TASKS_GET: &str = "tasks/get";
 /// `tasks/update`: the client's answers to a task's input requests.
-pub const TASKS_UPDATE: &str = "tasks/update";
+pub(crate) const TASKS_UPDATE: &str = "tasks/update";
 /// `tasks/cancel`: stop a task.
-pub const TASKS_CANCEL: &str = "tasks/cancel";
+pub(crate) const TASKS_CANCEL: &str = "tasks/cancel";
 /// `notifications/tasks`: a task's status changed (on `subscriptions/listen` streams).
-pub const TASKS_NOTIFICATION: &str = "notifications/tasks";
+pub(crate) const TASKS_NOTIFICATION: &str = "notifications/tasks";
 
 /// A task as clients see it (the wire's `Task`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -133,7 +133,7 @@ impl StampResult for GetTaskResult {
 /// and `_meta`, nothing else.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct TaskAck {
+pub(crate) struct TaskAck {
     #[serde(rename = "resultType")]
     result_type: super::result::ResultType,
     /// Result metadata.
@@ -151,7 +151,7 @@ impl StampResult for TaskAck {
 /// or input requests: `tasks/get` has those) and the subscription id.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct TaskNotificationParams {
+pub(crate) struct TaskNotificationParams {
     /// The task.
     #[serde(flatten)]
     pub task: Task,
@@ -162,14 +162,14 @@ pub struct TaskNotificationParams {
 
 impl TaskNotificationParams {
     /// The notification of `task` on the stream `meta` names.
-    pub fn new(task: Task, meta: super::subscription::SubscriptionMeta) -> Self {
+    pub(crate) fn new(task: Task, meta: super::subscription::SubscriptionMeta) -> Self {
         TaskNotificationParams { task, meta }
     }
 }
 
 /// Formats Unix milliseconds as ISO 8601 in UTC, with milliseconds
 /// (`2026-07-28T12:00:00.000Z`).
-pub fn iso8601(unix_ms: u64) -> String {
+pub(crate) fn iso8601(unix_ms: u64) -> String {
     let ms = i64::try_from(unix_ms).unwrap_or(i64::MAX);
     chrono::DateTime::from_timestamp_millis(ms)
         .unwrap_or_default()

@@ -54,6 +54,19 @@ async fn the_binary_enforces_tokens_when_configured() {
         r.headers()["www-authenticate"],
         "Bearer resource_metadata=\"http://mcp.test/.well-known/oauth-protected-resource/mcp\", scope=\"mcp\""
     );
+    // The refusal is counted, by reason.
+    let metrics = crate::support::get(format!("http://localhost:{}/metrics", server.port))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "mcp_auth_failures_total{reason=\"missing_token\"} 1"),
+        "{metrics}"
+    );
     let mut h = h;
     h.push((
         "authorization".into(),

@@ -3,7 +3,7 @@
 use serde_json::json;
 use stateless_mcp::protocol::{
     CachePolicy, CacheScope, ClientCapabilities, DiscoverResult, ErrorObject, ErrorResponse,
-    Implementation, Notification, PROGRESS_METHOD, ProgressParams, RequestId, RequestMeta,
+    Implementation, Notification, ProgressParams, RequestId, RequestMeta,
 };
 
 use super::{digest_discover_result, example_capabilities, golden_result, parse_meta};
@@ -73,7 +73,7 @@ fn progress_notification() {
         params,
         ProgressParams::new("abc123".into(), 50.0, Some(100.0), Some("…".into()))
     );
-    let again = serde_json::to_value(Notification::new(PROGRESS_METHOD, params)).unwrap();
+    let again = serde_json::to_value(Notification::new("notifications/progress", params)).unwrap();
     assert_valid("ProgressNotification", &again);
     assert_eq!(again["params"]["progress"].as_f64(), Some(50.0));
     assert_eq!(again["params"]["progressToken"], "abc123");

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 use stateless_mcp::protocol::{
     AcknowledgedParams, CallToolResult, CreateMessageParams, CreateMessageResult, ElicitAction,
     ElicitParams, ElicitResult, InputRequest, InputRequiredResult, InputResponse, JsonObject,
-    ListChangedParams, ListRootsParams, ListRootsResult, Notification, RESOURCES_UPDATED,
-    RequestId, RequestMeta, ResourceUpdatedParams, SUBSCRIPTIONS_ACKNOWLEDGED, SamplingMessage,
-    SubscriptionFilter, SubscriptionMeta, SubscriptionsListenResult, TOOLS_LIST_CHANGED,
+    ListChangedParams, ListRootsParams, ListRootsResult, Notification, RequestId, RequestMeta,
+    ResourceUpdatedParams, SamplingMessage, SubscriptionFilter, SubscriptionMeta,
+    SubscriptionsListenResult,
 };
 
 use super::{golden, golden_result};
@@ -116,7 +116,7 @@ fn listen_stream_messages() {
     filter.tools_list_changed = Some(true);
     filter.resource_subscriptions = Some(vec!["file:///project/config.json".into()]);
     let ack = Notification::new(
-        SUBSCRIPTIONS_ACKNOWLEDGED,
+        "notifications/subscriptions/acknowledged",
         AcknowledgedParams {
             meta: meta.clone(),
             notifications: filter,
@@ -131,13 +131,13 @@ fn listen_stream_messages() {
     );
     assert_valid("SubscriptionsAcknowledgedNotification", &v);
     let changed = serde_json::to_value(Notification::new(
-        TOOLS_LIST_CHANGED,
+        "notifications/tools/list_changed",
         ListChangedParams { meta: meta.clone() },
     ))
     .unwrap();
     assert_valid("ToolListChangedNotification", &changed);
     let updated = serde_json::to_value(Notification::new(
-        RESOURCES_UPDATED,
+        "notifications/resources/updated",
         ResourceUpdatedParams {
             meta,
             uri: "file:///project/config.json".into(),

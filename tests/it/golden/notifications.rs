@@ -2,8 +2,7 @@
 
 use serde_json::json;
 use stateless_mcp::protocol::{
-    LOG_MESSAGE_METHOD, LogMessageParams, LoggingLevel, Notification, PROGRESS_METHOD,
-    ProgressParams, RequestId,
+    LogMessageParams, LoggingLevel, Notification, ProgressParams, RequestId,
 };
 
 use super::golden;
@@ -16,7 +15,7 @@ fn progress_notifications() {
         (RequestId::Number(1 << 53), json!(9_007_199_254_740_992_i64)),
     ] {
         let params = ProgressParams::new(token.clone(), 50.0, Some(100.0), Some("halfway".into()));
-        let n = Notification::new(PROGRESS_METHOD, params.clone());
+        let n = Notification::new("notifications/progress", params.clone());
         let wire = serde_json::to_value(&n).unwrap();
         let expected = json!({"jsonrpc": "2.0", "method": "notifications/progress",
             "params": {"progressToken": token_json, "progress": 50.0, "total": 100.0,
@@ -29,7 +28,8 @@ fn progress_notifications() {
 
         // Fractional progress without a total or message.
         let bare = ProgressParams::new(token, 0.25, None, None);
-        let wire = serde_json::to_value(Notification::new(PROGRESS_METHOD, bare.clone())).unwrap();
+        let wire = serde_json::to_value(Notification::new("notifications/progress", bare.clone()))
+            .unwrap();
         assert_eq!(
             wire,
             json!({"jsonrpc": "2.0", "method": "notifications/progress",
@@ -64,7 +64,8 @@ fn log_message_notifications() {
     ];
     for (params, params_json) in cases {
         golden("LoggingMessageNotificationParams", &params, &params_json);
-        let wire = serde_json::to_value(Notification::new(LOG_MESSAGE_METHOD, params)).unwrap();
+        let wire =
+            serde_json::to_value(Notification::new("notifications/message", params)).unwrap();
         assert_eq!(
             wire,
             json!({"jsonrpc": "2.0", "method": "notifications/message", "params": params_json})
