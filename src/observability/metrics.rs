@@ -127,9 +127,11 @@ pub(crate) const LABEL_KIND: &str = "kind";
 pub(crate) const LABEL_REASON: &str = "reason";
 /// Label: a task's terminal status.
 pub(crate) const LABEL_STATUS: &str = "status";
+#[cfg(any(feature = "redis", feature = "nats"))]
 /// Label: the bus backend (`memory`, `redis`).
 pub(crate) const LABEL_BACKEND: &str = "backend";
 
+#[cfg(feature = "prometheus")]
 /// Bucket upper bounds of `mcp_server_operation_duration_seconds`, in seconds (the OpenTelemetry
 /// recommendation for `mcp.server.operation.duration`).
 pub(crate) const DURATION_BUCKETS: &[f64] = &[
@@ -382,16 +384,19 @@ pub(crate) fn record_bus_lagged(missed: u64) {
     counter!(BUS_LAGGED_EVENTS_TOTAL).increment(missed);
 }
 
+#[cfg(any(feature = "redis", feature = "nats"))]
 /// The bus backend (`memory`, `redis`) reconnected.
 pub(crate) fn record_bus_reconnect(backend: &'static str) {
     counter!(BUS_RECONNECTS_TOTAL, LABEL_BACKEND => backend).increment(1);
 }
 
+#[cfg(any(feature = "redis", feature = "nats"))]
 /// The bus backend's connection state changed.
 pub(crate) fn record_bus_connected(backend: &'static str, connected: bool) {
     gauge!(BUS_CONNECTED, LABEL_BACKEND => backend).set(if connected { 1.0 } else { 0.0 });
 }
 
+#[cfg(feature = "auth")]
 /// The auth middleware refused a request. `reason` is `missing_token`, `invalid_request`,
 /// `invalid_token` or `insufficient_scope`.
 pub(crate) fn record_auth_failure(reason: &'static str) {
