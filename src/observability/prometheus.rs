@@ -16,12 +16,10 @@ use crate::Error;
 /// The process-wide Prometheus recorder. Cheap to clone.
 ///
 /// ```no_run
-/// use std::time::Duration;
 /// use stateless_mcp::observability::PrometheusMetrics;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let metrics = PrometheusMetrics::install()?;
-/// metrics.spawn_upkeep(Duration::from_secs(5));
 /// // Serve it yourself, or hand it to `Runner::metrics`.
 /// let routes: axum::Router = metrics.router("/metrics");
 /// # drop(routes);
