@@ -4,11 +4,11 @@
 //! names without importing each other.
 
 /// `_meta` key: the protocol version of this request (required).
-pub(super) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities for this request (required).
-pub(super) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key: the client's self-reported implementation (optional).
-pub(super) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key: the requested log level (optional, deprecated).
 pub(super) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key on results: the server's implementation.

@@ -13,8 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use stateless_mcp::protocol::{
     CompleteRequest, CompleteResult, CompletionReference, CreateMessageParams, GetPromptResult,
-    InputRequest, PROMPTS_LIST_CHANGED, PromptMessage, ResourceContents, SamplingMessage,
-    TOOLS_LIST_CHANGED,
+    InputRequest, PromptMessage, ResourceContents, SamplingMessage,
 };
 use stateless_mcp::testing::{Answer, TestError};
 use stateless_mcp::{
@@ -413,12 +412,18 @@ async fn a_listen_stream_yields_what_was_asked_for_then_closes() {
     let mut prompts = c.listen().prompts().open().await.unwrap();
     server.notifier().prompts_list_changed().await.unwrap();
     server.notifier().tools_list_changed().await.unwrap();
-    let n = tools.notification(TOOLS_LIST_CHANGED).await.unwrap();
+    let n = tools
+        .notification("notifications/tools/list_changed")
+        .await
+        .unwrap();
     assert_eq!(
         n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         json!(tools.id())
     );
-    prompts.notification(PROMPTS_LIST_CHANGED).await.unwrap();
+    prompts
+        .notification("notifications/prompts/list_changed")
+        .await
+        .unwrap();
     tools
         .expect_silence(Duration::from_millis(200))
         .await
