@@ -15,6 +15,7 @@ mod resource;
 mod scopes;
 pub(crate) mod state;
 mod tool;
+mod tool_layer;
 mod uri_template;
 mod vars;
 
@@ -29,4 +30,5 @@ pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
 pub use scopes::{ScopeHierarchy, ScopeRequirements};
 pub use state::{State, StateType};
 pub use tool::{IntoCallToolResult, TaskSupport, ToolDef, ToolHandler};
+pub use tool_layer::{ToolRequest, ToolResponse, ToolService};
 pub use uri_template::{TemplateVars, UriTemplate};

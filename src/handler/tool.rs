@@ -3,6 +3,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
@@ -14,7 +15,9 @@ use super::context::RequestContext;
 use super::error::ToolError;
 use super::function::Handler;
 use super::state::StateType;
+use super::tool_layer::{BoxedLayer, Layered, ToolRequest, ToolResponse, ToolService};
 use crate::Error;
+use crate::error::BoxError;
 use crate::protocol::{CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations};
 
 /// Values a tool handler may return.
@@ -118,6 +121,8 @@ pub struct ToolDef {
     pub(crate) scopes: Vec<String>,
     pub(crate) state: Option<StateType>,
     pub(crate) task_support: TaskSupport,
+    layers: Vec<BoxedLayer>,
+    timeout: Option<Duration>,
 }
 
 /// Whether a tool may run as a task of the Tasks extension (`io.modelcontextprotocol/tasks`),
@@ -159,6 +164,8 @@ impl ToolDef {
             scopes: Vec::new(),
             state: None,
             task_support: TaskSupport::Forbidden,
+            layers: Vec::new(),
+            timeout: None,
         }
     }
 
@@ -321,6 +328,98 @@ impl ToolDef {
         self.state = None;
         self.handler = Some(Arc::new(handler));
         self
+    }
+
+    /// Wraps the tool's handler in a [`tower::Layer`]: tower's own (`ConcurrencyLimitLayer`,
+    /// `LoadShedLayer`, `TimeoutLayer`, …) or your own (audit, tracing, metrics). Each call
+    /// adds one around the ones before it: the last added sees the call first. The layers
+    /// wrap the handler only: the ladder's checks, argument validation and the
+    /// `outputSchema` check stay outside them. They apply to every run of the handler,
+    /// inline or as a task.
+    ///
+    /// A layer sees a [`ToolRequest`] (name, context, arguments) and answers a
+    /// [`ToolResponse`] (the tool's result or its [`ToolError`]). A layer's own error is
+    /// answered as a tool result with `isError: true`: tower's timeout `Elapsed` as "Tool
+    /// NAME timed out", `load_shed`'s `Overloaded` as "Tool NAME is busy (too many calls at
+    /// once); try again later", anything else as an unexpected failure (logged; the model
+    /// reads "Internal error").
+    ///
+    /// Over a concurrency limit (`ConcurrencyLimitLayer::new(n)`) a call **waits** for a
+    /// slot, bounded by the tool's [`timeout`](Self::timeout) (which covers the wait) and by
+    /// the client (a call whose client goes away is cancelled). To **refuse** instead, add
+    /// `LoadShedLayer` after it: a call over the limit is then answered at once with the
+    /// "busy" result.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use stateless_mcp::handler::ToolRequest;
+    /// use stateless_mcp::{RequestContext, ToolDef, ToolError};
+    /// use tower::limit::ConcurrencyLimitLayer;
+    /// use tower::load_shed::LoadShedLayer;
+    /// use tower::ServiceExt as _;
+    ///
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Query { sql: String }
+    /// let report = ToolDef::new("report")
+    ///     .handler(|_ctx: RequestContext, q: Query| async move { Ok::<_, ToolError>(q.sql) })
+    ///     // At most 4 at once; a fifth waits (for at most the 30 s of the timeout).
+    ///     .layer(ConcurrencyLimitLayer::new(4))
+    ///     .timeout(Duration::from_secs(30))
+    ///     // Your own layer: an audit line for every call, before the limit.
+    ///     .layer(tower::layer::layer_fn(|inner: stateless_mcp::handler::ToolService| {
+    ///         tower::service_fn(move |req: ToolRequest| {
+    ///             tracing::info!(tool = req.name(), principal = ?req.context().principal(), "call");
+    ///             inner.clone().oneshot(req)
+    ///         })
+    ///     }));
+    ///
+    /// // Refuse rather than wait: a call beyond 2 at once answers "busy" at once.
+    /// let export = ToolDef::new("export")
+    ///     .raw_handler(|_ctx: RequestContext, _args: serde_json::Value| async move {
+    ///         Ok::<_, ToolError>("done")
+    ///     })
+    ///     .layer(ConcurrencyLimitLayer::new(2))
+    ///     .layer(LoadShedLayer::new());
+    /// # let _ = (report, export);
+    /// ```
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<ToolService> + Send + Sync + 'static,
+        L::Service:
+            tower::Service<ToolRequest, Response = ToolResponse> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<ToolRequest>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<ToolRequest>>::Future: Send + 'static,
+    {
+        self.layers
+            .push(Box::new(move |inner| ToolService::new(layer.layer(inner))));
+        self
+    }
+
+    /// How long one call of this tool may take, replacing the server's default
+    /// ([`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout)). The time
+    /// covers the handler and its layers (a concurrency limit's wait included). A call that
+    /// runs out of time is answered with a tool result with `isError: true`, "Tool NAME
+    /// timed out after N ms" (so the model can say so or try again), and its handler is
+    /// cancelled: its future is dropped at that point, so work after its next `.await`
+    /// never runs.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Puts the handler behind its layers and time limit (`default` when the tool set
+    /// none and is not task-capable), once, when the server is built.
+    pub(crate) fn finish_layers(&mut self, default: Option<Duration>) {
+        let default = default.filter(|_| self.task_support == TaskSupport::Forbidden);
+        let timeout = self.timeout.or(default);
+        if self.layers.is_empty() && timeout.is_none() {
+            return;
+        }
+        if let Some(handler) = self.handler.take() {
+            let layers = std::mem::take(&mut self.layers);
+            let layered = Layered::new(&self.tool.name, handler, layers, timeout);
+            self.handler = Some(Arc::new(layered));
+        }
     }
 
     /// The wire definition.

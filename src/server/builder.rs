@@ -76,6 +76,7 @@ pub struct ServerBuilder {
     legacy_input_timeout: Duration,
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
     task_settings: crate::tasks::TaskSettings,
+    tool_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -119,6 +120,7 @@ impl ServerBuilder {
             legacy_input_timeout: DEFAULT_INPUT_TIMEOUT,
             task_store: None,
             task_settings: crate::tasks::TaskSettings::default(),
+            tool_timeout: None,
         }
     }
 
@@ -340,9 +342,22 @@ impl ServerBuilder {
         self
     }
 
+    /// How long one tool call may take unless the tool sets its own
+    /// [`ToolDef::timeout`] (default: no limit). Task-capable tools
+    /// ([`ToolDef::task_support`]) are not limited by this default, only by their own. A call
+    /// that runs out of time is answered with a tool result with `isError: true` saying so,
+    /// and its handler is cancelled (its future dropped).
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = Some(timeout);
+        self
+    }
+
     /// Checks every definition and freezes the server.
-    pub fn build(self) -> Result<Server, Error> {
+    pub fn build(mut self) -> Result<Server, Error> {
         self.defs.check_states(&self.states)?;
+        for tool in &mut self.defs.tools {
+            tool.finish_layers(self.tool_timeout);
+        }
         let registry = Registry::build(self.defs)?;
         let server_info = Arc::new(self.server_info);
         let result_meta = ResultMeta {

@@ -57,6 +57,7 @@ mod stdio;
 mod task_store;
 mod tasks;
 mod testing_client;
+mod tool_layers;
 mod typed_handlers;
 
 // External: need programs installed (see above).
