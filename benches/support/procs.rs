@@ -87,6 +87,21 @@ impl Replica {
     pub fn pid(&self) -> u32 {
         self.child.id().expect("pid")
     }
+
+    /// Sends `signal` (`TERM`, `KILL`, …) with `kill(1)`.
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("kill(1) runs");
+        assert!(status.success(), "kill -{signal} {} failed", self.pid());
+    }
+
+    /// Waits until the process has exited; its exit status.
+    pub async fn wait(&mut self) -> std::process::ExitStatus {
+        self.child.wait().await.expect("wait for the replica")
+    }
 }
 
 /// The release binary (`STATELESS_MCP_BIN` overrides it).
@@ -99,9 +114,14 @@ pub fn binary() -> String {
 /// Starts the release binary with the conformance fixtures and `args` on a loopback port,
 /// and waits until `/readyz` answers 200 (the bus is connected).
 pub async fn replica(args: &[&str]) -> Replica {
+    replica_at("127.0.0.1:0", args).await
+}
+
+/// [`replica`] listening on `listen` (`127.0.0.1:PORT`; port 0 for any free one).
+pub async fn replica_at(listen: &str, args: &[&str]) -> Replica {
     let bin = binary();
     let mut child = Command::new(&bin)
-        .args(["--listen", "127.0.0.1:0", "--fixtures", "conformance"])
+        .args(["--listen", listen, "--fixtures", "conformance"])
         .args(args)
         .env(
             "MCP_LOG",
@@ -331,4 +351,9 @@ pub fn report(what: &str, noun: &str, sorted: &[Duration]) {
         sorted[sorted.len() - 1],
         mean
     );
+}
+
+/// Open file descriptors of a process (entries of `/proc/PID/fd`), 0 when it is gone.
+pub fn open_fds(pid: u32) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count() as u64)
 }
