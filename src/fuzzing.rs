@@ -8,9 +8,7 @@
 //! from `MCP_SCHEMA_JSON`, `../shared/spec/2026-07-28/schema.json` or
 //! `target/mcp-schema/2026-07-28/schema.json`, as the tests do).
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -22,6 +20,13 @@ use serde_json::Value;
 
 use crate::handler::UriTemplate;
 use crate::server::{Outcome, Server, fuzz};
+use schema::check_message;
+
+/// The integration tests' schema checks, shared rather than copied: the same file is
+/// `tests/it/support/schema.rs` (only its 2026-07-28 half is used here).
+#[path = "../tests/it/support/schema.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod schema;
 
 /// The one-pass and the step-by-step reads of a body agree (params, `_meta`, id, errors).
 pub fn envelope(body: &[u8]) {
@@ -182,130 +187,4 @@ pub fn handle(body: &[u8], headers: &[(String, String)]) -> Option<Value> {
 fn parse(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes)
         .unwrap_or_else(|e| panic!("the server sent invalid JSON ({e}): {bytes:?}"))
-}
-
-struct Schema {
-    root: Value,
-    notifications: HashMap<String, String>,
-    compiled: Mutex<HashMap<String, &'static jsonschema::Validator>>,
-}
-
-fn schema_path() -> PathBuf {
-    if let Ok(p) = std::env::var("MCP_SCHEMA_JSON") {
-        return PathBuf::from(p);
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        root.join("../shared/spec/2026-07-28/schema.json"),
-        root.join("target/mcp-schema/2026-07-28/schema.json"),
-    ];
-    candidates
-        .iter()
-        .find(|c| c.exists())
-        .cloned()
-        .unwrap_or_else(|| {
-            panic!(
-                "the MCP 2026-07-28 schema.json was not found (set MCP_SCHEMA_JSON; \
-                 scripts/provision.sh fetches it into target/mcp-schema/)"
-            )
-        })
-}
-
-fn schema() -> &'static Schema {
-    static S: OnceLock<Schema> = OnceLock::new();
-    S.get_or_init(|| {
-        let path = schema_path();
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-        let root: Value = serde_json::from_str(&text).expect("schema.json is JSON");
-        let mut notifications = HashMap::new();
-        for (name, def) in root["$defs"].as_object().expect("$defs") {
-            if let Some(m) = def
-                .pointer("/properties/method/const")
-                .and_then(Value::as_str)
-            {
-                if name.ends_with("Notification") {
-                    notifications.insert(m.to_owned(), name.clone());
-                }
-            }
-        }
-        Schema {
-            root,
-            notifications,
-            compiled: Mutex::new(HashMap::new()),
-        }
-    })
-}
-
-fn assert_valid(def: &str, value: &Value) {
-    let s = schema();
-    let validator = *s
-        .compiled
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .entry(def.to_owned())
-        .or_insert_with(|| {
-            let mut root = s.root.clone();
-            root["$ref"] = Value::from(format!("#/$defs/{def}"));
-            Box::leak(Box::new(
-                jsonschema::options()
-                    .should_validate_formats(false)
-                    .build(&root)
-                    .unwrap_or_else(|e| panic!("compiling $defs/{def}: {e}")),
-            ))
-        });
-    let errors: Vec<String> = validator
-        .iter_errors(value)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "not a valid {def}: {errors:?}\n{value}");
-}
-
-fn result_def(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "server/discover" => "DiscoverResult",
-        "tools/list" => "ListToolsResult",
-        "tools/call" => "CallToolResult",
-        "resources/list" => "ListResourcesResult",
-        "resources/templates/list" => "ListResourceTemplatesResult",
-        "resources/read" => "ReadResourceResult",
-        "prompts/list" => "ListPromptsResult",
-        "prompts/get" => "GetPromptResult",
-        "completion/complete" => "CompleteResult",
-        "subscriptions/listen" => "SubscriptionsListenResult",
-        _ => return None,
-    })
-}
-
-/// One server-to-client message is valid against its schema definition.
-fn check_message(message: &Value, method: Option<&str>) {
-    if let Some(m) = message.get("method").and_then(Value::as_str) {
-        assert!(
-            message.get("id").is_none(),
-            "a request from the server: {message}"
-        );
-        let def = schema()
-            .notifications
-            .get(m)
-            .unwrap_or_else(|| panic!("no schema notification for {m}: {message}"));
-        assert_valid(def, message);
-        return;
-    }
-    if let Some(err) = message.get("error") {
-        let def = match err.get("code").and_then(Value::as_i64) {
-            Some(-32020) => "HeaderMismatchError",
-            Some(-32021) => "MissingRequiredClientCapabilityError",
-            Some(-32022) => "UnsupportedProtocolVersionError",
-            _ => "JSONRPCErrorResponse",
-        };
-        assert_valid(def, message);
-        return;
-    }
-    assert_valid("JSONRPCResultResponse", message);
-    let result = &message["result"];
-    if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
-        assert_valid("InputRequiredResult", result);
-    } else if let Some(def) = method.and_then(result_def) {
-        assert_valid(def, result);
-    }
 }

@@ -7,6 +7,10 @@
 //! `../shared/spec/<version>/schema.json`, else `target/mcp-schema/<version>/schema.json`
 //! (where `scripts/provision.sh` fetches them). Without any of them the tests fail, saying
 //! so.
+//!
+//! The fuzz targets check their answers with this same file (`src/fuzzing.rs` includes it
+//! with `#[path]` under the `fuzzing` feature), so it uses nothing but std, serde_json and
+//! jsonschema.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
