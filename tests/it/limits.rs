@@ -148,6 +148,20 @@ async fn request_heads_over_the_limit_get_431_and_smaller_ones_are_served() {
     }
     let r = req.header("x-pad", "a".repeat(9000)).send().await.unwrap();
     assert_eq!(r.status(), 431);
+
+    // Over 4× the limit h2 stops decoding the header block (its fixed abuse threshold): the
+    // connection's HPACK state is then lost, so it ends the connection (GOAWAY) instead of
+    // answering. The client sees a failed request, not a response.
+    let (headers, body) = request_parts("tools/list", json!(3), json!({}));
+    let mut req = h2.post(&server.url).body(body);
+    for (k, v) in &headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    let far = req
+        .header("x-pad", "a".repeat(4 * 8192 + 1024))
+        .send()
+        .await;
+    assert!(far.is_err(), "no answer far over the limit: {far:?}");
 }
 
 fn error_or_result(body: &str) {
