@@ -13,12 +13,13 @@
 use bytes::Bytes;
 use http::Extensions;
 
-use super::Server;
 use super::mirror::MirroredHeaders;
 use super::outcome::{Outcome, Running};
 use super::reply::Reply;
+use super::{LegacyOutcome, Server, envelope};
 use crate::observability::RequestProbe;
 use crate::observability::metrics::RequestOutcome;
+use crate::protocol::strict::json_str;
 
 /// The outcome label of a final reply.
 fn outcome_of(reply: &Reply) -> RequestOutcome {
@@ -61,6 +62,54 @@ impl Server {
             Outcome::Listen(_) => probe.finish(RequestOutcome::Ok),
         }
         outcome
+    }
+
+    /// [`Server::handle_legacy`] for a transport without headers (stdio), observed as
+    /// [`Server::handle`] observes a request: the `mcp.request` span (the method and id
+    /// recorded for every method, the rest by dispatch as on the 2026 path), the request
+    /// metrics labelled from the body, and the outcome recorded when the final reply is
+    /// produced (`cancelled` when it is dropped first).
+    pub(crate) async fn handle_legacy_observed(
+        &self,
+        body: &Bytes,
+        session_id: Option<&str>,
+        extensions: Extensions,
+    ) -> LegacyOutcome {
+        let mut probe = self.inner.observer.start_labelled(None, None);
+        let span = probe.span().clone();
+        if let Ok(msg) = envelope::read(body) {
+            if let Some(method) = msg.method.and_then(json_str) {
+                probe.label(&self.inner.observer, &method, msg.params.name());
+                if !span.is_disabled() {
+                    span.record("mcp.method.name", method.as_ref());
+                    if let Some(id) = msg.id.echo() {
+                        span.record("jsonrpc.request.id", tracing::field::display(&id));
+                    }
+                }
+            }
+        }
+        let mut out =
+            tracing::Instrument::instrument(self.handle_legacy(body, session_id, extensions), span)
+                .await;
+        out.outcome = match std::mem::replace(&mut out.outcome, Outcome::Accepted) {
+            Outcome::Accepted => {
+                probe.finish(RequestOutcome::Accepted);
+                Outcome::Accepted
+            }
+            Outcome::Ready(reply) => {
+                probe.finish(outcome_of(&reply));
+                Outcome::Ready(reply)
+            }
+            Outcome::Running(Running { reply, events }) => Outcome::Running(Running {
+                reply: Box::pin(probe.track(reply, |r: &Reply| r.error_code)),
+                events,
+            }),
+            listen @ Outcome::Listen(_) => {
+                probe.finish(RequestOutcome::Ok);
+                listen
+            }
+        };
+        out
     }
 
     /// Starts observing a request outside [`Server::handle`] (the HTTP transport's own legacy

@@ -2,7 +2,9 @@
 //! drives the reference binary: discover, list, call, read, get, an unsupported version;
 //! and, against the conformance fixtures, multi-round-trip requests answered through the
 //! SDK's own elicitation/sampling/roots callbacks and `subscriptions/listen` streams; and the
-//! SDK's stdio client spawning the binary with `--transport stdio`. In its legacy mode
+//! SDK's stdio client spawning the binary with `--transport stdio`, in both modes (an
+//! elicitation round and a tools list change each; in legacy mode the elicitation is a
+//! server-to-client request on stdout and the change a plain notification). In its legacy mode
 //! (`mode="legacy"`, a 2025-11-25 session), on one replica and through nginx across three:
 //! initialize, list, call, elicitation/sampling/roots callbacks, setLevel and log messages,
 //! subscribe, a list change on its GET stream, DELETE on close.

@@ -54,6 +54,7 @@ mod runner;
 mod session_store;
 mod single_use;
 mod stdio;
+mod stdio_legacy;
 mod task_store;
 mod tasks;
 mod testing_client;

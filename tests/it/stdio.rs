@@ -477,21 +477,7 @@ async fn stdio_requests_are_observed_like_http_ones() {
     c.close_stdin().await;
     assert_eq!(c.expect_end().await.len(), 2);
     assert!(c.exit_status().await.success());
-    let finished = |id: &str| {
-        c.stderr_lines()
-            .iter()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|v| {
-                v["fields"]["message"] == "request finished"
-                    && v["span"]["jsonrpc.request.id"] == id
-            })
-            .unwrap_or_else(|| {
-                panic!(
-                    "no `request finished` line for {id}: {:#?}",
-                    c.stderr_lines()
-                )
-            })
-    };
+    let finished = |id: &str| c.request_finished(id);
     let seen = finished("seen");
     assert_eq!(seen["span"]["name"], "mcp.request");
     assert_eq!(seen["span"]["mcp.method.name"], "tools/call");

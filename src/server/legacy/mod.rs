@@ -22,6 +22,7 @@
 //! | `pending` | requests waiting for answers, answers routed here or over the bus |
 //! | `stream` | the GET stream |
 //! | `endpoints` | GET (open the stream) and DELETE (end the session) |
+//! | `local` | answers read by a one-client transport (stdio), delivered in this process only |
 //!
 //! May import: the rest of `server` (ladder, methods, runner, listen, seal), `session`,
 //! `notify`, `protocol`, `handler`. Nothing in `server` outside this module imports it
@@ -31,6 +32,7 @@ mod ask;
 pub(crate) mod classify;
 mod dispatch;
 mod endpoints;
+mod local;
 mod pending;
 pub(crate) mod session;
 mod session_cache;

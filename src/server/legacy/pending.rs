@@ -170,6 +170,19 @@ impl Pending {
         }
     }
 
+    /// Hands `answer` to request `id` of `session` if it waits in this process; never
+    /// forwards it (for a transport whose client can only be answering this process's
+    /// requests: stdio). Anything else is dropped with a log line.
+    pub(crate) fn deliver_local(&self, id: &RequestId, session: &str, answer: String) -> Delivered {
+        match id {
+            RequestId::String(id) => self.deliver_here(id, session, answer),
+            RequestId::Number(_) => {
+                tracing::info!(request_id = %id, "dropped an answer to an unknown server-to-client request");
+                Delivered::Dropped
+            }
+        }
+    }
+
     /// Routes a client's `answer` (its JSON text) to request `id` of `session`: here, or
     /// over the bus to the instance the id names.
     pub(crate) async fn route(

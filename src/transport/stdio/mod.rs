@@ -10,8 +10,14 @@
 //! - **Both eras.** 2026-07-28 requests describe themselves. A 2025-11-25 client sends
 //!   `initialize` first (when the server serves legacy clients); the session it opens is
 //!   this process's, so its later messages need no session id: they go to the legacy path
-//!   ([`Server::handle_legacy`]) with that session. Server-to-client requests and
-//!   subscription notifications for legacy sessions are not carried over stdio yet.
+//!   ([`Server::handle_legacy`]) with that session, observed as 2026 requests are. A
+//!   handler's `InputRequired` becomes `elicitation/create`, `sampling/createMessage` or
+//!   `roots/list` requests on stdout (those the client's capabilities allow, else
+//!   `-32021`); the client's answers, JSON-RPC responses on stdin, resume the call (late,
+//!   duplicate and unknown ones are logged and dropped; an unanswered call fails after the
+//!   server's legacy input timeout). Once `initialize` is answered, the session's
+//!   notifications follow on stdout: `list_changed` for the server's lists and
+//!   `notifications/resources/updated` for the URIs it subscribed to.
 //! - **Concurrency.** Requests run concurrently and are answered as they finish, in any
 //!   order; a handler's progress and log notifications are written as they come, between
 //!   other messages. One writer puts every message on stdout, each on its own line.
@@ -64,6 +70,7 @@
 //! ```
 
 mod framing;
+mod legacy;
 mod pipes;
 mod session;
 

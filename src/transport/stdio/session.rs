@@ -25,9 +25,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::framing::{Frame, LineDecoder};
+use super::legacy::{Handled, LegacySession, Notifications, is_response};
 use super::pipes::{Input, Output};
 use crate::protocol::{ErrorCode, ErrorObject, IncomingMessage, RequestId};
-use crate::server::{Era, Listen, Mirrored, Outcome, Reply, Running, Server, classify};
+use crate::server::{Listen, Outcome, Reply, Running, Server};
 
 /// `notifications/cancelled`: the client no longer wants the answer to a request.
 const CANCELLED: &str = "notifications/cancelled";
@@ -76,7 +77,7 @@ struct Session {
     draining: CancellationToken,
     /// The 2025-11-25 session a legacy client opened with `initialize` (the process is the
     /// session).
-    legacy_session: Mutex<Option<String>>,
+    legacy: LegacySession,
 }
 
 /// Why the session stopped reading.
@@ -112,7 +113,7 @@ pub(super) async fn run(
         shutdown,
         abort: broken.child_token(),
         draining: CancellationToken::new(),
-        legacy_session: Mutex::new(None),
+        legacy: LegacySession::default(),
     };
     let mut decoder = LineDecoder::new(settings.line_limit);
     let end = loop {
@@ -197,11 +198,22 @@ impl Session {
             Frame::Line(line) => line,
             Frame::TooLong => return self.send(too_long(self.settings.line_limit)).await,
         };
-        match self.dispatch(&line).await {
-            Outcome::Accepted => self.notification(&line),
+        let (outcome, notifications) = match self.dispatch(&line).await {
+            Some(dispatched) => dispatched,
+            None => return,
+        };
+        self.outcome(&line, outcome).await;
+        if let Some(notifications) = notifications {
+            self.spawn_notifications(notifications);
+        }
+    }
+
+    /// Sends or starts what the server made of a line.
+    async fn outcome(&self, line: &Bytes, outcome: Outcome) {
+        match outcome {
+            Outcome::Accepted => self.notification(line),
             Outcome::Ready(reply) => {
-                if reply.error_code == Some(ErrorCode::InvalidRequest.code()) && is_response(&line)
-                {
+                if reply.error_code == Some(ErrorCode::InvalidRequest.code()) && is_response(line) {
                     tracing::debug!(
                         "ignored a JSON-RPC response: no request of this server awaits one"
                     );
@@ -220,30 +232,33 @@ impl Session {
                         Err(_) => return,
                     },
                 };
-                self.spawn_request(request_id(&line), running, admitted);
+                self.spawn_request(request_id(line), running, admitted);
             }
-            Outcome::Listen(listen) => self.spawn_listen(request_id(&line), listen),
+            Outcome::Listen(listen) => self.spawn_listen(request_id(line), listen),
         }
     }
 
     /// Hands a line to the server: a 2025-11-25 client's (`initialize`, then anything of the
     /// session it opened, which is this process's) to the legacy path, the rest to
-    /// [`Server::handle`].
-    async fn dispatch(&self, line: &Bytes) -> Outcome {
-        if self.server.legacy_enabled() {
-            let session = lock_session(&self.legacy_session).clone();
-            if classify(&Mirrored::Absent, session.is_some(), line) == Era::Legacy {
-                let out = self
-                    .server
-                    .handle_legacy(line, session.as_deref(), Extensions::new())
-                    .await;
-                if let Some(id) = out.session_id {
-                    *lock_session(&self.legacy_session) = Some(id);
-                }
-                return out.outcome;
-            }
+    /// [`Server::handle`]. `None`: nothing to send (a legacy client's answer, delivered).
+    async fn dispatch(&self, line: &Bytes) -> Option<(Outcome, Option<Notifications>)> {
+        match self.legacy.handle(&self.server, line, &self.draining).await {
+            Handled::NotLegacy => Some((self.server.handle(line, None, Extensions::new()), None)),
+            Handled::Answer => None,
+            Handled::Outcome(outcome, notifications) => Some((outcome, notifications)),
         }
-        self.server.handle(line, None, Extensions::new())
+    }
+
+    /// Writes a legacy session's notifications until the session drains or is replaced.
+    fn spawn_notifications(&self, notifications: Notifications) {
+        let out = self.out.clone();
+        let abort = self.abort.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                () = abort.cancelled() => {}
+                () = notifications.forward(out) => {}
+            }
+        });
     }
 
     /// A notification the server accepted; `notifications/cancelled` cancels its request.
@@ -363,22 +378,12 @@ fn lock(in_flight: &Mutex<InFlight>) -> std::sync::MutexGuard<'_, InFlight> {
     in_flight.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn lock_session(session: &Mutex<Option<String>>) -> std::sync::MutexGuard<'_, Option<String>> {
-    session.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn unregister(in_flight: &Mutex<InFlight>, id: Option<RequestId>, seq: u64) {
     let Some(id) = id else { return };
     let mut in_flight = lock(in_flight);
     if in_flight.by_id.get(&id).is_some_and(|(s, _)| *s == seq) {
         in_flight.by_id.remove(&id);
     }
-}
-
-/// Whether a line the server refused is a JSON-RPC response (which gets no answer).
-fn is_response(line: &[u8]) -> bool {
-    serde_json::from_slice::<IncomingMessage<'_>>(line)
-        .is_ok_and(|m| m.method.is_none() && (m.result.is_some() || m.error.is_some()))
 }
 
 /// Writes a handler's notifications as they come, then its reply.

@@ -21,12 +21,19 @@ over its stdin and stdout. Steps:
                            the SDK's progress_callback before its result
     concurrent_calls       a slow call (sleep 400 ms) and a fast echo issued together: the
                            echo completes first (answers are not serialized)
-    elicitation (2026)     tools/call test_input_required_result_elicitation completes with
-                           "Hello, <name>!" after one input_required round answered by the
-                           SDK's elicitation_callback and a retry
+    elicitation            tools/call test_input_required_result_elicitation completes with
+                           "Hello, <name>!" after one round answered by the SDK's
+                           elicitation_callback: in 2026-07-28 an input_required result and a
+                           retry; in legacy an elicitation/create request written on the
+                           server's stdout, answered on its stdin, the call resumed by the
+                           server (one tools/call)
     list_changed (2026)    Client.listen(tools_list_changed=True) is acknowledged and yields
                            ToolsListChanged after test_trigger_tool_change on the same
                            connection
+    list_changed (legacy)  after tools/call test_trigger_tool_change, a
+                           notifications/tools/list_changed reaches message_handler (the
+                           session's notifications follow on stdout once initialize is
+                           answered; no listen request)
     no_sdk_errors          no exception reached the message handler and the SDK logged
                            nothing at WARNING or above
 
@@ -134,6 +141,18 @@ class Run(ClientRun):
             event = await net(sub.__anext__())
             check(isinstance(event, ToolsListChanged), f"event {event!r}, expected ToolsListChanged")
 
+    async def step_list_changed_legacy(self, client: Client) -> None:
+        def changed() -> list[Any]:
+            return [n for n in self.notifications if getattr(n, "method", None) == "notifications/tools/list_changed"]
+
+        before = len(changed())
+        result = await net(client.call_tool("test_trigger_tool_change", {}))
+        check(not result.is_error, f"trigger isError: {result.content!r}")
+        with anyio.move_on_after(interop_common.TIMEOUT_S):
+            while len(changed()) == before:
+                await anyio.sleep(0.01)
+        check(len(changed()) > before, "no notifications/tools/list_changed reached message_handler")
+
     # ---- driver --------------------------------------------------------------
 
     async def run(self) -> None:
@@ -144,14 +163,9 @@ class Run(ClientRun):
             ("call_echo", self.step_call_echo),
             ("progress", self.step_progress),
             ("concurrent_calls", self.step_concurrent_calls),
+            ("elicitation", self.step_elicitation),
+            ("list_changed", self.step_list_changed_legacy if legacy else self.step_list_changed_modern),
         ]
-        if not legacy:
-            # Legacy mode over stdio has no server-to-client requests and no subscription
-            # notifications yet (see the README's stdio section).
-            steps += [
-                ("elicitation", self.step_elicitation),
-                ("list_changed", self.step_list_changed_modern),
-            ]
         self.order = [name for name, _ in steps] + ["no_sdk_errors"]
         params = StdioServerParameters(command=self.command[0], args=self.command[1:])
         client = Client(

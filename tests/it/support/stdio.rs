@@ -216,4 +216,17 @@ impl StdioClient {
     pub fn stderr_lines(&self) -> Vec<String> {
         self.stderr.lock().unwrap().clone()
     }
+
+    /// The `request finished` log line (`--log-format json`, debug) of the request `id`.
+    pub fn request_finished(&self, id: &str) -> Value {
+        let lines = self.stderr_lines();
+        lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| {
+                v["fields"]["message"] == "request finished"
+                    && v["span"]["jsonrpc.request.id"] == id
+            })
+            .unwrap_or_else(|| panic!("no `request finished` line for {id}: {lines:#?}"))
+    }
 }
