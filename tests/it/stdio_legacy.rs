@@ -254,14 +254,15 @@ async fn a_cancelled_call_takes_its_pending_request_with_it() {
         (pong["id"].clone(), pong["result"].clone()),
         (json!(2), json!({}))
     );
-    // No answer to the cancelled call, ever.
+    // No answer to the cancelled call, ever: `finish` fails on anything after the pong.
     let c = finish(c).await;
-    assert_eq!(
+    // The cancellation stops the call when its task next runs; an answer read before that
+    // still reaches the waiting request (and goes nowhere), so the drop is logged at most once.
+    assert!(
         logged(
             &c,
             "dropped a late or unknown answer to a server-to-client request"
-        ),
-        1
+        ) <= 1
     );
 }
 
