@@ -17,6 +17,10 @@ pub struct State;
 #[doc = include_str!("../docs/errors.md")]
 pub struct Errors;
 
+/// docs/testing.md
+#[doc = include_str!("../docs/testing.md")]
+pub struct Testing;
+
 /// docs/multi-round-trip.md
 #[doc = include_str!("../docs/multi-round-trip.md")]
 pub struct MultiRoundTrip;
