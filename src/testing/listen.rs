@@ -22,7 +22,6 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// ```
 /// use std::time::Duration;
 /// use stateless_mcp::notify::ChangeEvent;
-/// use stateless_mcp::protocol::TOOLS_LIST_CHANGED;
 /// use stateless_mcp::testing::TestClient;
 /// # use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
 ///
@@ -35,7 +34,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// let mut stream = client.listen().tools().timeout(Duration::from_secs(5)).open().await.unwrap();
 /// assert_eq!(stream.acknowledged()["toolsListChanged"], true);
 /// server.notifier().publish(ChangeEvent::ToolsListChanged).await.unwrap();
-/// let changed = stream.notification(TOOLS_LIST_CHANGED).await.unwrap();
+/// let changed = stream.notification("notifications/tools/list_changed").await.unwrap();
 /// assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], stream.id());
 /// # }
 /// ```
