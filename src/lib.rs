@@ -51,8 +51,8 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`protocol`] | serde types for every server-side message; wire errors ([`protocol::ErrorObject`]). No tokio, axum or HTTP. |
-//! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, frozen at build time. |
-//! | `server` (private; [`Server`]) | transport-agnostic dispatch: the validation ladder, capability gating, pre-encoded list pages, self-contained cursors, panic isolation, progress and log notifications, sealed `requestState` for multi-round-trip requests, `subscriptions/listen` streams. |
+//! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, checked at build time and by every runtime change. |
+//! | `server` (private; [`Server`]) | transport-agnostic dispatch: the validation ladder, capability gating, the runtime-changeable [`Catalog`] (pre-encoded list pages swapped whole), self-contained cursors, panic isolation, progress and log notifications, sealed `requestState` for multi-round-trip requests, `subscriptions/listen` streams. |
 //! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, the in-process bus and (features `redis`, `nats`) the Redis and NATS buses. |
 //! | [`replay`] | replay stores that make single-use `requestState` usable once across replicas (in memory; Redis with the `redis` feature). |
 //! | [`tasks`] | task stores for the Tasks extension: the [`tasks::TaskStore`] contract, in memory, and in Redis with the `redis` feature. |
@@ -170,5 +170,7 @@ pub use handler::{
     ResourceTemplateDef, State, ToolDef, ToolError,
 };
 pub use runner::{ConnectionLimits, Runner};
-pub use server::{ListenLimits, Server, ServerBuilder, StateKeys, StateKeysError};
+pub use server::{
+    Applied, Catalog, CatalogChange, ListenLimits, Server, ServerBuilder, StateKeys, StateKeysError,
+};
 pub use transport::http::StreamableHttp;

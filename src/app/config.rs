@@ -298,6 +298,13 @@ pub struct Config {
     #[arg(long, env = "MCP_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
+    /// Tools enabled and disabled at runtime on every replica: `PUT`/`DELETE
+    /// /admin/tools/{name}` on the listener (names `runtime_upper`, `runtime_reverse`), the
+    /// enabled set kept in the `--bus` Redis (`PREFIX.runtime-tools`). A demonstration of the
+    /// runtime catalog; the admin route has no authorization.
+    #[arg(long, env = "MCP_RUNTIME_TOOLS")]
+    pub runtime_tools: bool,
+
     /// Separate address for `/metrics`, `/healthz` and `/readyz`. Default: served on
     /// `--listen` next to the MCP endpoint.
     #[arg(long, env = "MCP_ADMIN_LISTEN")]

@@ -17,6 +17,8 @@ mod bus;
 mod config;
 mod load;
 mod logging;
+#[cfg(feature = "redis")]
+mod runtime_tools;
 mod stdio;
 
 use std::time::Duration;
@@ -216,6 +218,8 @@ async fn serve_with(
             None
         }
     };
+    #[cfg(feature = "redis")]
+    let server_handle = server.clone();
     let runner = runner(
         &config,
         server,
@@ -223,6 +227,17 @@ async fn serve_with(
         #[cfg(feature = "prometheus")]
         metrics,
     )?;
+    #[cfg(feature = "redis")]
+    let runner = match config.runtime_tools {
+        true => runner.routes(runtime_tools::start(&config, &server_handle)?),
+        false => runner,
+    };
+    #[cfg(not(feature = "redis"))]
+    if config.runtime_tools {
+        return Err(Error::invalid_definition(
+            "--runtime-tools needs the `redis` feature",
+        ));
+    }
     let runner = match signal {
         Some(s) => runner.shutdown_signal(s),
         None => runner,

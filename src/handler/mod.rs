@@ -1,6 +1,8 @@
 //! Handlers: small traits for tools, resources (and templates), prompts and completions, the
-//! request context they receive, and the registry that freezes them when the server is built.
+//! request context they receive, and the registry that checks them when the server is built
+//! and again at every runtime change ([`Catalog`](crate::Catalog)).
 
+pub(crate) mod change;
 pub(crate) mod completion;
 pub(crate) mod context;
 mod elicit;
@@ -8,6 +10,7 @@ mod error;
 mod function;
 pub(crate) mod header_rules;
 pub(crate) mod input;
+mod named;
 mod principal;
 mod prompt;
 pub(crate) mod registry;

@@ -1,13 +1,14 @@
 //! The registry: every tool, resource, template, prompt and the completion handler, checked
-//! and frozen when the server is built.
+//! when the server is built and again by every runtime change (see [`super::change`]). A
+//! registry is never changed where it is read: a change edits a copy, which replaces it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::completion::CompletionHandler;
 use super::header_rules::{HeaderParam, header_params};
+use super::named::Named;
 use super::prompt::{PromptDef, PromptHandler};
 use super::resource::{CompiledTemplate, ResourceDef, ResourceHandler, ResourceTemplateDef};
 use super::state::{StateType, States};
@@ -31,9 +32,16 @@ pub(crate) struct RegisteredTool {
 
 /// A fixed resource ready to serve.
 pub(crate) struct RegisteredResource {
+    pub(crate) resource: Resource,
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
     pub(crate) scopes: Vec<String>,
+}
+
+/// A resource template ready to serve.
+pub(crate) struct RegisteredTemplate {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) compiled: CompiledTemplate,
 }
 
 /// A prompt ready to serve.
@@ -43,17 +51,14 @@ pub(crate) struct RegisteredPrompt {
     pub(crate) scopes: Vec<String>,
 }
 
-/// Everything registered, immutable once built. Lists keep registration order.
-#[derive(Default)]
+/// Everything registered. Lists keep registration order; a replaced item keeps its place.
+/// Cheap to clone (the items are shared).
+#[derive(Default, Clone)]
 pub(crate) struct Registry {
-    pub(crate) tools: Vec<RegisteredTool>,
-    tool_index: HashMap<String, usize>,
-    pub(crate) resources: Vec<Resource>,
-    resource_handlers: HashMap<String, RegisteredResource>,
-    pub(crate) templates: Vec<ResourceTemplate>,
-    compiled_templates: Vec<CompiledTemplate>,
-    pub(crate) prompts: Vec<RegisteredPrompt>,
-    prompt_index: HashMap<String, usize>,
+    pub(crate) tools: Named<Arc<RegisteredTool>>,
+    pub(crate) resources: Named<Arc<RegisteredResource>>,
+    pub(crate) templates: Named<Arc<RegisteredTemplate>>,
+    pub(crate) prompts: Named<Arc<RegisteredPrompt>>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
 }
 
@@ -68,45 +73,21 @@ pub(crate) struct Definitions {
     pub(crate) completion_state: Option<StateType>,
 }
 
-impl Definitions {
-    /// Fails when a handler takes a [`State`](super::State) of a type nobody registered.
-    pub(crate) fn check_states(&self, states: &States) -> Result<(), Error> {
-        let needs = self
-            .tools
-            .iter()
-            .map(|d| ("tool", d.tool.name.as_str(), d.state))
-            .chain(
-                self.resources
-                    .iter()
-                    .map(|d| ("resource", d.resource.uri.as_str(), d.state)),
-            )
-            .chain(self.templates.iter().map(|d| {
-                (
-                    "resource template",
-                    d.template.uri_template.as_str(),
-                    d.state,
-                )
-            }))
-            .chain(
-                self.prompts
-                    .iter()
-                    .map(|d| ("prompt", d.prompt.name.as_str(), d.state)),
-            )
-            .chain(std::iter::once((
-                "completion",
-                "handler",
-                self.completion_state,
-            )));
-        for (kind, name, state) in needs {
-            if let Some(ty) = state.filter(|t| !states.has(t)) {
-                return Err(Error::invalid_definition(format!(
-                    "{kind} {name:?} takes State<{}>, but no state of that type is registered \
-                     (ServerBuilder::state)",
-                    ty.name()
-                )));
-            }
-        }
-        Ok(())
+/// Fails when the handler of the `kind` called `name` takes a [`State`](super::State) of a
+/// type nobody registered.
+pub(crate) fn check_state(
+    kind: &str,
+    name: &str,
+    state: Option<StateType>,
+    states: &States,
+) -> Result<(), Error> {
+    match state.filter(|t| !states.has(t)) {
+        Some(ty) => Err(Error::invalid_definition(format!(
+            "{kind} {name:?} takes State<{}>, but no state of that type is registered \
+             (ServerBuilder::state)",
+            ty.name()
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -137,124 +118,150 @@ pub(crate) fn has_scheme(uri: &str) -> bool {
     }
 }
 
+/// Checks a tool definition and compiles its validators.
+pub(crate) fn compile_tool(def: ToolDef, states: &States) -> Result<RegisteredTool, Error> {
+    let name = def.tool.name.as_str();
+    check_tool_name(name)?;
+    check_state("tool", name, def.state, states)?;
+    let handler = def
+        .handler
+        .ok_or_else(|| Error::invalid_definition(format!("tool {name:?} has no handler")))?;
+    if def.tool.input_schema.get("type") != Some(&Value::from("object")) {
+        return Err(Error::invalid_definition(format!(
+            "tool {name:?}: inputSchema must have \"type\": \"object\" at its root"
+        )));
+    }
+    let header_params = header_params(&def.tool.input_schema)
+        .map_err(|e| Error::invalid_definition(format!("tool {name:?}: {e}")))?;
+    let validator = jsonschema::validator_for(&Value::Object(def.tool.input_schema.clone()))
+        .map_err(|e| {
+            Error::invalid_definition(format!("tool {name:?}: invalid inputSchema: {e}"))
+        })?;
+    let output_validator = match &def.tool.output_schema {
+        Some(out) => Some(Arc::new(
+            jsonschema::validator_for(&Value::Object(out.clone())).map_err(|e| {
+                Error::invalid_definition(format!("tool {name:?}: invalid outputSchema: {e}"))
+            })?,
+        )),
+        None => None,
+    };
+    Ok(RegisteredTool {
+        tool: def.tool,
+        handler,
+        validator,
+        output_validator,
+        header_params,
+        scopes: def.scopes,
+        task_support: def.task_support,
+    })
+}
+
+/// Checks a fixed resource definition.
+pub(crate) fn compile_resource(
+    def: ResourceDef,
+    states: &States,
+) -> Result<RegisteredResource, Error> {
+    let uri = def.resource.uri.as_str();
+    if !has_scheme(uri) {
+        return Err(Error::invalid_definition(format!(
+            "resource URI {uri:?} has no scheme"
+        )));
+    }
+    check_state("resource", uri, def.state, states)?;
+    let handler = def
+        .handler
+        .ok_or_else(|| Error::invalid_definition(format!("resource {uri:?} has no handler")))?;
+    Ok(RegisteredResource {
+        resource: def.resource,
+        cache: def.cache,
+        handler,
+        scopes: def.scopes,
+    })
+}
+
+/// Checks a resource template definition and compiles its matcher.
+pub(crate) fn compile_template(
+    def: ResourceTemplateDef,
+    states: &States,
+) -> Result<RegisteredTemplate, Error> {
+    let text = def.template.uri_template.as_str();
+    check_state("resource template", text, def.state, states)?;
+    let matcher = UriTemplate::parse(text).map_err(Error::invalid_definition)?;
+    let handler = def.handler.ok_or_else(|| {
+        Error::invalid_definition(format!("resource template {text:?} has no handler"))
+    })?;
+    Ok(RegisteredTemplate {
+        template: def.template,
+        compiled: CompiledTemplate {
+            matcher,
+            cache: def.cache,
+            handler,
+            scopes: def.scopes,
+        },
+    })
+}
+
+/// Checks a prompt definition.
+pub(crate) fn compile_prompt(def: PromptDef, states: &States) -> Result<RegisteredPrompt, Error> {
+    let name = def.prompt.name.as_str();
+    if name.is_empty() {
+        return Err(Error::invalid_definition("a prompt name must not be empty"));
+    }
+    check_state("prompt", name, def.state, states)?;
+    let handler = def
+        .handler
+        .ok_or_else(|| Error::invalid_definition(format!("prompt {name:?} has no handler")))?;
+    Ok(RegisteredPrompt {
+        prompt: def.prompt,
+        handler,
+        scopes: def.scopes,
+    })
+}
+
+/// The error for a second definition of the `kind` called `name`.
+pub(crate) fn duplicate(kind: &str, name: &str) -> Error {
+    Error::invalid_definition(format!("duplicate {kind} {name:?}"))
+}
+
 impl Registry {
-    /// Checks every definition and freezes them.
-    pub(crate) fn build(defs: Definitions) -> Result<Self, Error> {
+    /// Checks every definition (in registration order, the first problem wins).
+    pub(crate) fn build(defs: Definitions, states: &States) -> Result<Self, Error> {
+        check_state("completion", "handler", defs.completion_state, states)?;
         let mut r = Registry {
             completion: defs.completion,
             ..Default::default()
         };
         for def in defs.tools {
-            let name = def.tool.name.clone();
-            check_tool_name(&name)?;
-            let handler = def.handler.ok_or_else(|| {
-                Error::invalid_definition(format!("tool {name:?} has no handler"))
-            })?;
-            if def.tool.input_schema.get("type") != Some(&Value::from("object")) {
-                return Err(Error::invalid_definition(format!(
-                    "tool {name:?}: inputSchema must have \"type\": \"object\" at its root"
-                )));
-            }
-            let header_params = header_params(&def.tool.input_schema)
-                .map_err(|e| Error::invalid_definition(format!("tool {name:?}: {e}")))?;
-            let validator = jsonschema::validator_for(&Value::Object(
-                def.tool.input_schema.clone(),
-            ))
-            .map_err(|e| {
-                Error::invalid_definition(format!("tool {name:?}: invalid inputSchema: {e}"))
-            })?;
-            let output_validator = match &def.tool.output_schema {
-                Some(out) => Some(Arc::new(
-                    jsonschema::validator_for(&Value::Object(out.clone())).map_err(|e| {
-                        Error::invalid_definition(format!(
-                            "tool {name:?}: invalid outputSchema: {e}"
-                        ))
-                    })?,
-                )),
-                None => None,
-            };
-            if r.tool_index.insert(name.clone(), r.tools.len()).is_some() {
-                return Err(Error::invalid_definition(format!(
-                    "duplicate tool name {name:?}"
-                )));
-            }
-            r.tools.push(RegisteredTool {
-                tool: def.tool,
-                handler,
-                validator,
-                output_validator,
-                header_params,
-                scopes: def.scopes,
-                task_support: def.task_support,
-            });
+            let tool = compile_tool(def, states)?;
+            let name = tool.tool.name.clone();
+            r.tools
+                .insert(name.clone(), Arc::new(tool))
+                .map_err(|_| duplicate("tool name", &name))?;
         }
         for def in defs.resources {
-            let uri = def.resource.uri.clone();
-            if !has_scheme(&uri) {
-                return Err(Error::invalid_definition(format!(
-                    "resource URI {uri:?} has no scheme"
-                )));
-            }
-            let handler = def.handler.ok_or_else(|| {
-                Error::invalid_definition(format!("resource {uri:?} has no handler"))
-            })?;
-            let entry = RegisteredResource {
-                cache: def.cache,
-                handler,
-                scopes: def.scopes,
-            };
-            if r.resource_handlers.insert(uri.clone(), entry).is_some() {
-                return Err(Error::invalid_definition(format!(
-                    "duplicate resource URI {uri:?}"
-                )));
-            }
-            r.resources.push(def.resource);
+            let resource = compile_resource(def, states)?;
+            let uri = resource.resource.uri.clone();
+            r.resources
+                .insert(uri.clone(), Arc::new(resource))
+                .map_err(|_| duplicate("resource URI", &uri))?;
         }
         for def in defs.templates {
-            let text = def.template.uri_template.clone();
-            if r.templates.iter().any(|t| t.uri_template == text) {
-                return Err(Error::invalid_definition(format!(
-                    "duplicate resource template {text:?}"
-                )));
-            }
-            let matcher = UriTemplate::parse(&text).map_err(Error::invalid_definition)?;
-            let handler = def.handler.ok_or_else(|| {
-                Error::invalid_definition(format!("resource template {text:?} has no handler"))
-            })?;
-            r.compiled_templates.push(CompiledTemplate {
-                matcher,
-                cache: def.cache,
-                handler,
-                scopes: def.scopes,
-            });
-            r.templates.push(def.template);
+            let template = compile_template(def, states)?;
+            let text = template.template.uri_template.clone();
+            r.templates
+                .insert(text.clone(), Arc::new(template))
+                .map_err(|_| duplicate("resource template", &text))?;
         }
         for def in defs.prompts {
-            let name = def.prompt.name.clone();
-            if name.is_empty() {
-                return Err(Error::invalid_definition("a prompt name must not be empty"));
-            }
-            let handler = def.handler.ok_or_else(|| {
-                Error::invalid_definition(format!("prompt {name:?} has no handler"))
-            })?;
-            if r.prompt_index
-                .insert(name.clone(), r.prompts.len())
-                .is_some()
-            {
-                return Err(Error::invalid_definition(format!(
-                    "duplicate prompt name {name:?}"
-                )));
-            }
-            r.prompts.push(RegisteredPrompt {
-                prompt: def.prompt,
-                handler,
-                scopes: def.scopes,
-            });
+            let prompt = compile_prompt(def, states)?;
+            let name = prompt.prompt.name.clone();
+            r.prompts
+                .insert(name.clone(), Arc::new(prompt))
+                .map_err(|_| duplicate("prompt name", &name))?;
         }
         Ok(r)
     }
 
-    /// The tool called `name`.
     /// Whether any tool may run as a task (the server then offers the Tasks extension).
     pub(crate) fn has_tasks(&self) -> bool {
         self.tools
@@ -262,13 +269,14 @@ impl Registry {
             .any(|t| t.task_support != super::TaskSupport::Forbidden)
     }
 
-    pub(crate) fn tool(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tool_index.get(name).map(|&i| &self.tools[i])
+    /// The tool called `name`.
+    pub(crate) fn tool(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
+        self.tools.get(name)
     }
 
     /// The prompt called `name`.
-    pub(crate) fn prompt(&self, name: &str) -> Option<&RegisteredPrompt> {
-        self.prompt_index.get(name).map(|&i| &self.prompts[i])
+    pub(crate) fn prompt(&self, name: &str) -> Option<&Arc<RegisteredPrompt>> {
+        self.prompts.get(name)
     }
 
     /// The reader for `uri`: a fixed resource first, then the first matching template.
@@ -280,10 +288,11 @@ impl Registry {
         Option<CachePolicy>,
         super::TemplateVars,
     )> {
-        if let Some(r) = self.resource_handlers.get(uri) {
+        if let Some(r) = self.resources.get(uri) {
             return Some((r.handler.clone(), r.cache, Default::default()));
         }
-        self.compiled_templates.iter().find_map(|t| {
+        self.templates.iter().find_map(|t| {
+            let t = &t.compiled;
             t.matcher
                 .matches(uri)
                 .map(|vars| (t.handler.clone(), t.cache, vars))
@@ -292,8 +301,7 @@ impl Registry {
 
     /// Whether `uri` is a registered resource URI or template text (completion references).
     pub(crate) fn knows_resource_reference(&self, uri: &str) -> bool {
-        self.resource_handlers.contains_key(uri)
-            || self.templates.iter().any(|t| t.uri_template == uri)
+        self.resources.contains(uri) || self.templates.contains(uri)
     }
 
     /// The scopes declared on what a request for `method` names (see
@@ -304,13 +312,13 @@ impl Registry {
         match method {
             TOOLS_CALL => self.tool(name).map_or(&[], |t| &t.scopes),
             PROMPTS_GET => self.prompt(name).map_or(&[], |p| &p.scopes),
-            RESOURCES_READ => match self.resource_handlers.get(name) {
+            RESOURCES_READ => match self.resources.get(name) {
                 Some(r) => &r.scopes,
                 None => self
-                    .compiled_templates
+                    .templates
                     .iter()
-                    .find(|t| t.matcher.matches(name).is_some())
-                    .map_or(&[], |t| &t.scopes),
+                    .find(|t| t.compiled.matcher.matches(name).is_some())
+                    .map_or(&[], |t| &t.compiled.scopes),
             },
             _ => &[],
         }
@@ -318,22 +326,14 @@ impl Registry {
 
     /// The scopes of each fixed resource, in list order.
     pub(crate) fn resource_scopes(&self) -> Vec<Vec<String>> {
-        self.resources
-            .iter()
-            .map(|r| {
-                self.resource_handlers
-                    .get(&r.uri)
-                    .map(|h| h.scopes.clone())
-                    .unwrap_or_default()
-            })
-            .collect()
+        self.resources.iter().map(|r| r.scopes.clone()).collect()
     }
 
     /// The scopes of each template, in list order.
     pub(crate) fn template_scopes(&self) -> Vec<Vec<String>> {
-        self.compiled_templates
+        self.templates
             .iter()
-            .map(|t| t.scopes.clone())
+            .map(|t| t.compiled.scopes.clone())
             .collect()
     }
 
@@ -354,10 +354,13 @@ mod tests {
     }
 
     fn build_tools(tools: Vec<ToolDef>) -> Result<Registry, Error> {
-        Registry::build(Definitions {
-            tools,
-            ..Default::default()
-        })
+        Registry::build(
+            Definitions {
+                tools,
+                ..Default::default()
+            },
+            &States::default(),
+        )
     }
 
     #[test]

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
+use super::catalog::{Advertised, Shared};
 use super::legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Legacy, Pending, SessionCache};
 use super::listen::{ListenLimits, Listeners};
-use super::lists::Lists;
+use super::lists::ListSettings;
 use super::seal::{DEFAULT_STATE_TTL, StateKeys};
 use super::{Inner, Server};
 use crate::Error;
@@ -63,6 +64,7 @@ pub struct ServerBuilder {
     discover_cache: CachePolicy,
     read_cache: CachePolicy,
     logging: bool,
+    advertise: Advertised,
     event_buffer: usize,
     state_keys: Option<StateKeys>,
     state_ttl: Duration,
@@ -107,6 +109,12 @@ impl ServerBuilder {
             discover_cache: CachePolicy::default(),
             read_cache: CachePolicy::new(0, crate::protocol::CacheScope::Public),
             logging: true,
+            advertise: Advertised {
+                tools: false,
+                prompts: false,
+                resources: false,
+                tasks: false,
+            },
             event_buffer: 32,
             state_keys: None,
             state_ttl: DEFAULT_STATE_TTL,
@@ -254,6 +262,28 @@ impl ServerBuilder {
         self
     }
 
+    /// Advertises the `tools` capability even when no tool is registered at build time, so
+    /// that tools can be added at runtime ([`Server::catalog`]). A server built with tools
+    /// advertises it anyway.
+    pub fn advertise_tools(mut self) -> Self {
+        self.advertise.tools = true;
+        self
+    }
+
+    /// Advertises the `prompts` capability even without prompts at build time (see
+    /// [`advertise_tools`](Self::advertise_tools)).
+    pub fn advertise_prompts(mut self) -> Self {
+        self.advertise.prompts = true;
+        self
+    }
+
+    /// Advertises the `resources` capability even without resources or templates at build
+    /// time (see [`advertise_tools`](Self::advertise_tools)).
+    pub fn advertise_resources(mut self) -> Self {
+        self.advertise.resources = true;
+        self
+    }
+
     /// How many notifications a handler may queue on a slow stream before it waits.
     pub fn event_buffer(mut self, n: usize) -> Self {
         self.event_buffer = n.max(1);
@@ -354,26 +384,31 @@ impl ServerBuilder {
 
     /// Checks every definition and freezes the server.
     pub fn build(mut self) -> Result<Server, Error> {
-        self.defs.check_states(&self.states)?;
         for tool in &mut self.defs.tools {
             tool.finish_layers(self.tool_timeout);
         }
-        let registry = Registry::build(self.defs)?;
+        let registry = Registry::build(self.defs, &self.states)?;
+        let advertised = Advertised {
+            tools: self.advertise.tools || !registry.tools.is_empty(),
+            prompts: self.advertise.prompts || !registry.prompts.is_empty(),
+            resources: self.advertise.resources || registry.has_resources(),
+            tasks: registry.has_tasks(),
+        };
         let server_info = Arc::new(self.server_info);
         let result_meta = ResultMeta {
             server_info: Some(server_info.clone()),
             extra: JsonObject::new(),
         };
         let capabilities = ServerCapabilities {
-            tools: (!registry.tools.is_empty()).then(list_changed),
-            resources: registry.has_resources().then_some(ResourcesCapability {
+            tools: advertised.tools.then(list_changed),
+            resources: advertised.resources.then_some(ResourcesCapability {
                 subscribe: Some(true),
                 list_changed: Some(true),
             }),
-            prompts: (!registry.prompts.is_empty()).then(list_changed),
+            prompts: advertised.prompts.then(list_changed),
             completions: registry.completion.is_some().then(JsonObject::new),
             logging: self.logging.then(JsonObject::new),
-            extensions: registry.has_tasks().then(|| {
+            extensions: advertised.tasks.then(|| {
                 let mut e = JsonObject::new();
                 e.insert(
                     crate::protocol::TASKS_EXTENSION.into(),
@@ -406,16 +441,20 @@ impl ServerBuilder {
         let discover =
             RawValue::from_string(serde_json::to_string(&discover).map_err(Error::internal_from)?)
                 .map_err(Error::internal_from)?;
-        let lists = Lists::build(&registry, self.page_size, self.list_cache, &result_meta);
-        let fingerprints = Arc::new(lists.fingerprints());
         let observer = crate::observability::RequestObserver::new(
             registry.tools.iter().map(|t| t.tool.name.as_str()),
             registry.prompts.iter().map(|p| p.prompt.name.as_str()),
         );
+        let settings = ListSettings {
+            page_size: self.page_size,
+            cache: self.list_cache,
+            meta: result_meta.clone(),
+        };
+        let catalog = Shared::new(registry, settings, advertised);
+        let fingerprints = catalog.load().fingerprints.clone();
         Ok(Server {
             inner: Arc::new(Inner {
-                registry,
-                lists,
+                catalog,
                 discover,
                 supported_versions,
                 result_meta,

@@ -17,11 +17,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use bytes::Bytes;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::listen::changed_lists;
+use super::listen::{Versions, changed_lists};
 use super::spliced::{EncodedId, Spliced};
 use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints, Notifier};
 use crate::observability::metrics;
@@ -279,7 +279,8 @@ impl Table {
 /// The fan-out of one replica.
 pub(crate) struct Hub {
     table: Arc<Mutex<Table>>,
-    fingerprints: Arc<ListFingerprints>,
+    /// This replica's list fingerprints as runtime changes update them.
+    fingerprints: watch::Receiver<Arc<ListFingerprints>>,
     /// Stops the task when the hub goes.
     stop: CancellationToken,
     _stop_on_drop: DropGuard,
@@ -302,7 +303,7 @@ impl Drop for Registration {
 }
 
 impl Hub {
-    pub(crate) fn new(fingerprints: Arc<ListFingerprints>) -> Self {
+    pub(crate) fn new(fingerprints: watch::Receiver<Arc<ListFingerprints>>) -> Self {
         let stop = CancellationToken::new();
         Hub {
             table: Arc::new(Mutex::new(Table::new())),
@@ -328,7 +329,7 @@ impl Hub {
             t.task = Some(tokio::spawn(run(
                 Arc::downgrade(&self.table),
                 notifier.subscribe(),
-                self.fingerprints.clone(),
+                Versions::new(self.fingerprints.clone()),
                 self.stop.clone(),
             )));
         }
@@ -361,12 +362,17 @@ impl Hub {
 async fn run(
     table: Weak<Mutex<Table>>,
     mut bus: BusReceiver,
-    ours: Arc<ListFingerprints>,
+    mut ours: Versions,
     stop: CancellationToken,
 ) {
     loop {
         let delivery = tokio::select! {
+            biased;
             () = stop.cancelled() => return,
+            // A runtime change here: the lists that differ from before changed.
+            before = ours.changed() => {
+                Some(Delivery::Event(Arc::new(ChangeEvent::ServerFingerprint((*before).clone()))))
+            }
             d = bus.recv() => d,
         };
         let Some(table) = table.upgrade() else {
@@ -374,7 +380,7 @@ async fn run(
         };
         let mut t = table.lock().unwrap_or_else(PoisonError::into_inner);
         match delivery {
-            Some(Delivery::Event(event)) => t.deliver(&event, &ours),
+            Some(Delivery::Event(event)) => t.deliver(&event, &ours.seen),
             Some(Delivery::Resync) => t.each_inbox(Inbox::resync),
             None => {
                 t.live = false;
@@ -462,7 +468,7 @@ mod tests {
             prompts: "p".into(),
             resources: "r".into(),
         };
-        let hub = Hub::new(Arc::new(ours.clone()));
+        let hub = Hub::new(watch::Sender::new(Arc::new(ours.clone())).subscribe());
         let notifier = Notifier::memory();
         let (a, _ra) = hub.register(
             interest(

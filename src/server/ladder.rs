@@ -126,7 +126,7 @@ impl Server {
         if methods::REMOVED.contains(&method) {
             return Err(removed_method(method, &inner.supported_versions));
         }
-        if methods::TASKS.contains(&method) && !inner.registry.has_tasks() {
+        if methods::TASKS.contains(&method) && !inner.catalog.advertised.tasks {
             return Err(not_advertised(
                 method,
                 "io.modelcontextprotocol/tasks extension",
@@ -177,63 +177,64 @@ impl Server {
         asker: Option<Asker>,
     ) -> Result<Outcome, ErrorObject> {
         let inner = &self.inner;
-        let reg = &inner.registry;
+        let now = inner.catalog.load();
+        let (reg, lists, advertised) = (&now.registry, &now.lists, inner.catalog.advertised);
         let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::encoded(id, page)));
         match method {
             DISCOVER => ready(&inner.discover),
             TOOLS_LIST => {
-                self.gate(!reg.tools.is_empty(), method, "tools")?;
-                ready(&inner.lists.tools.page_for(
+                self.gate(advertised.tools, method, "tools")?;
+                ready(&lists.tools.page_for(
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)
             }
             RESOURCES_LIST => {
-                self.gate(reg.has_resources(), method, "resources")?;
-                ready(&inner.lists.resources.page_for(
+                self.gate(advertised.resources, method, "resources")?;
+                ready(&lists.resources.page_for(
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)
             }
             RESOURCE_TEMPLATES_LIST => {
-                self.gate(reg.has_resources(), method, "resources")?;
-                ready(&inner.lists.templates.page_for(
+                self.gate(advertised.resources, method, "resources")?;
+                ready(&lists.templates.page_for(
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)
             }
             PROMPTS_LIST => {
-                self.gate(!reg.prompts.is_empty(), method, "prompts")?;
-                ready(&inner.lists.prompts.page_for(
+                self.gate(advertised.prompts, method, "prompts")?;
+                ready(&lists.prompts.page_for(
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)
             }
             TOOLS_CALL => {
-                self.gate(!reg.tools.is_empty(), method, "tools")?;
-                self.call_tool(body, id, meta, &view, mirror, extensions, asker)
+                self.gate(advertised.tools, method, "tools")?;
+                self.call_tool(reg, body, id, meta, &view, mirror, extensions, asker)
             }
             RESOURCES_READ => {
-                self.gate(reg.has_resources(), method, "resources")?;
-                self.read_resource(id, meta, &view, extensions, asker)
+                self.gate(advertised.resources, method, "resources")?;
+                self.read_resource(reg, id, meta, &view, extensions, asker)
             }
             PROMPTS_GET => {
-                self.gate(!reg.prompts.is_empty(), method, "prompts")?;
-                self.get_prompt(id, meta, &view, extensions, asker)
+                self.gate(advertised.prompts, method, "prompts")?;
+                self.get_prompt(reg, id, meta, &view, extensions, asker)
             }
             COMPLETION_COMPLETE => {
                 let handler = reg
                     .completion
                     .clone()
                     .ok_or_else(|| not_advertised(method, "completions"))?;
-                self.complete(id, meta, body, handler, extensions)
+                self.complete(reg, id, meta, body, handler, extensions)
             }
             SUBSCRIPTIONS_LISTEN => {
                 let honoured = Honoured {
-                    tools: !reg.tools.is_empty(),
-                    prompts: !reg.prompts.is_empty(),
-                    resources: reg.has_resources(),
-                    tasks: reg.has_tasks(),
+                    tools: advertised.tools,
+                    prompts: advertised.prompts,
+                    resources: advertised.resources,
+                    tasks: advertised.tasks,
                 };
                 self.gate(
                     honoured.tools || honoured.prompts || honoured.resources,

@@ -16,6 +16,7 @@ use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore as _;
 use futures_util::stream::BoxStream;
 use serde_json::value::RawValue;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::fanout::{Hub, Inbox, Interest, Received, Registration};
@@ -91,8 +92,9 @@ impl ListenLimits {
 /// The replica-wide listen state: limits, the open-stream count, the shutdown signal.
 pub(crate) struct Listeners {
     pub(crate) limits: ListenLimits,
-    /// This replica's lists, to compare with other replicas' announcements.
-    fingerprints: Arc<ListFingerprints>,
+    /// This replica's lists, to compare with other replicas' announcements; a runtime
+    /// change sends the new ones, which the fan-out turns into list-changed notifications.
+    fingerprints: watch::Sender<Arc<ListFingerprints>>,
     open: Arc<AtomicUsize>,
     pub(crate) shutdown: CancellationToken,
     /// The replica's fan-out of bus events to its streams.
@@ -101,22 +103,24 @@ pub(crate) struct Listeners {
 
 impl Listeners {
     pub(crate) fn new(limits: ListenLimits, fingerprints: Arc<ListFingerprints>) -> Self {
+        let fingerprints = watch::Sender::new(fingerprints);
         Listeners {
             limits,
-            hub: Hub::new(fingerprints.clone()),
+            hub: Hub::new(fingerprints.subscribe()),
             fingerprints,
             open: Arc::new(AtomicUsize::new(0)),
             shutdown: CancellationToken::new(),
         }
     }
 
-    pub(crate) fn fingerprints(&self) -> &ListFingerprints {
-        &self.fingerprints
+    /// Tells every stream this replica's lists are now `fingerprints`.
+    pub(crate) fn set_fingerprints(&self, fingerprints: Arc<ListFingerprints>) {
+        self.fingerprints.send_replace(fingerprints);
     }
 
-    /// This replica's list fingerprints, shared.
-    pub(crate) fn fingerprints_arc(&self) -> Arc<ListFingerprints> {
-        self.fingerprints.clone()
+    /// This replica's list fingerprints, now and as they change.
+    pub(crate) fn versions(&self) -> Versions {
+        Versions::new(self.fingerprints.subscribe())
     }
 
     pub(crate) fn open(&self) -> usize {
@@ -233,6 +237,34 @@ pub(crate) fn changed_lists<'a>(
     .zip(follows)
     .zip(differs)
     .filter_map(|((method, follows), differs)| (follows && differs).then_some(method))
+}
+
+/// A view of this replica's list fingerprints: the ones last reported against (`seen`), and
+/// the watch a runtime change updates.
+pub(crate) struct Versions {
+    rx: Option<watch::Receiver<Arc<ListFingerprints>>>,
+    pub(crate) seen: Arc<ListFingerprints>,
+}
+
+impl Versions {
+    pub(crate) fn new(mut rx: watch::Receiver<Arc<ListFingerprints>>) -> Self {
+        let seen = rx.borrow_and_update().clone();
+        Versions { rx: Some(rx), seen }
+    }
+
+    /// Waits for this replica's lists to change and returns the fingerprints from before
+    /// (`seen` is then the new ones); never returns once the server is gone.
+    pub(crate) async fn changed(&mut self) -> Arc<ListFingerprints> {
+        let Some(rx) = &mut self.rx else {
+            return std::future::pending().await;
+        };
+        if rx.changed().await.is_err() {
+            self.rx = None;
+            return std::future::pending().await;
+        }
+        let now = rx.borrow_and_update().clone();
+        std::mem::replace(&mut self.seen, now)
+    }
 }
 
 /// Whether an update of `updated` concerns a subscription to `subscribed`: the same URI, or
@@ -412,7 +444,7 @@ impl Listeners {
             shutdown: self.shutdown.clone(),
             deadline,
             server_info,
-            fingerprints: self.fingerprints.clone(),
+            fingerprints: self.fingerprints.borrow().clone(),
             done: false,
             _registration: registration,
             _slot: slot,

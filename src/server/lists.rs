@@ -1,4 +1,5 @@
-//! The four list methods, paginated and serialized once when the server is built.
+//! The four list methods, paginated and serialized once when the server is built and
+//! again, list by list, when a runtime change touches them.
 //!
 //! When definitions declare scopes, a caller with a [`Principal`] sees only what its scopes
 //! allow: its pages are encoded per request from the visible items and marked
@@ -6,12 +7,15 @@
 //! gets the pre-encoded pages.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use http::Extensions;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::cursor;
+use crate::handler::change::Touched;
+use crate::handler::registry::Registry;
 use crate::handler::{Principal, ScopeHierarchy};
 use crate::protocol::{
     CachePolicy, CacheScope, ErrorObject, ListPromptsResult, ListResourceTemplatesResult,
@@ -60,9 +64,7 @@ impl PagedList {
         kind: &str,
         items: Vec<T>,
         scopes: Vec<Vec<String>>,
-        page_size: usize,
-        cache: CachePolicy,
-        meta: &ResultMeta,
+        settings: &ListSettings,
         make: M,
     ) -> Self
     where
@@ -70,7 +72,8 @@ impl PagedList {
         R: Serialize + StampResult,
         M: Fn(Vec<T>, Option<String>, CachePolicy) -> R + Send + Sync + 'static,
     {
-        let page_size = page_size.max(1);
+        let (cache, meta) = (settings.cache, &settings.meta);
+        let page_size = settings.page_size.max(1);
         let all = serde_json::to_vec(&items).unwrap_or_default();
         let fingerprint = cursor::fingerprint(kind, &all);
         let chunks: Vec<&[T]> = if items.is_empty() {
@@ -149,13 +152,21 @@ impl PagedList {
     }
 }
 
-/// All four lists.
-#[derive(Debug)]
+/// How the lists are paged and stamped (fixed when the server is built).
+#[derive(Debug, Clone)]
+pub(crate) struct ListSettings {
+    pub(crate) page_size: usize,
+    pub(crate) cache: CachePolicy,
+    pub(crate) meta: ResultMeta,
+}
+
+/// All four lists. A list no runtime change touched is shared with the previous version.
+#[derive(Debug, Clone)]
 pub(crate) struct Lists {
-    pub(crate) tools: PagedList,
-    pub(crate) resources: PagedList,
-    pub(crate) templates: PagedList,
-    pub(crate) prompts: PagedList,
+    pub(crate) tools: Arc<PagedList>,
+    pub(crate) resources: Arc<PagedList>,
+    pub(crate) templates: Arc<PagedList>,
+    pub(crate) prompts: Arc<PagedList>,
 }
 
 impl Lists {
@@ -172,53 +183,94 @@ impl Lists {
         }
     }
 
-    pub(crate) fn build(
-        registry: &crate::handler::registry::Registry,
-        page_size: usize,
-        cache: CachePolicy,
-        meta: &ResultMeta,
-    ) -> Self {
-        let tools: Vec<_> = registry.tools.iter().map(|t| t.tool.clone()).collect();
-        let tool_scopes = registry.tools.iter().map(|t| t.scopes.clone()).collect();
-        let prompts: Vec<_> = registry.prompts.iter().map(|p| p.prompt.clone()).collect();
-        let prompt_scopes = registry.prompts.iter().map(|p| p.scopes.clone()).collect();
+    /// Encodes every list of `registry`.
+    pub(crate) fn build(registry: &Registry, settings: &ListSettings) -> Self {
         Lists {
-            tools: PagedList::build(
-                "tools",
-                tools,
-                tool_scopes,
-                page_size,
-                cache,
-                meta,
-                ListToolsResult::new,
-            ),
-            resources: PagedList::build(
-                "resources",
-                registry.resources.clone(),
-                registry.resource_scopes(),
-                page_size,
-                cache,
-                meta,
-                ListResourcesResult::new,
-            ),
-            templates: PagedList::build(
-                "templates",
-                registry.templates.clone(),
-                registry.template_scopes(),
-                page_size,
-                cache,
-                meta,
-                ListResourceTemplatesResult::new,
-            ),
-            prompts: PagedList::build(
-                "prompts",
-                prompts,
-                prompt_scopes,
-                page_size,
-                cache,
-                meta,
-                ListPromptsResult::new,
-            ),
+            tools: tools(registry, settings),
+            resources: resources(registry, settings),
+            templates: templates(registry, settings),
+            prompts: prompts(registry, settings),
         }
     }
+
+    /// The lists of `registry`, a changed copy of the one these were built from: only the
+    /// `touched` lists are encoded again.
+    pub(crate) fn rebuild(
+        &self,
+        registry: &Registry,
+        touched: Touched,
+        settings: &ListSettings,
+    ) -> Self {
+        let keep = |on: bool,
+                    old: &Arc<PagedList>,
+                    new: fn(&Registry, &ListSettings) -> Arc<PagedList>| {
+            if on {
+                new(registry, settings)
+            } else {
+                old.clone()
+            }
+        };
+        Lists {
+            tools: keep(touched.tools, &self.tools, tools),
+            resources: keep(touched.resources, &self.resources, resources),
+            templates: keep(touched.resources, &self.templates, templates),
+            prompts: keep(touched.prompts, &self.prompts, prompts),
+        }
+    }
+}
+
+fn tools(registry: &Registry, s: &ListSettings) -> Arc<PagedList> {
+    let items = registry.tools.iter().map(|t| t.tool.clone()).collect();
+    let scopes = registry.tools.iter().map(|t| t.scopes.clone()).collect();
+    Arc::new(PagedList::build(
+        "tools",
+        items,
+        scopes,
+        s,
+        ListToolsResult::new,
+    ))
+}
+
+fn resources(registry: &Registry, s: &ListSettings) -> Arc<PagedList> {
+    let items = registry
+        .resources
+        .iter()
+        .map(|r| r.resource.clone())
+        .collect();
+    let scopes = registry.resource_scopes();
+    Arc::new(PagedList::build(
+        "resources",
+        items,
+        scopes,
+        s,
+        ListResourcesResult::new,
+    ))
+}
+
+fn templates(registry: &Registry, s: &ListSettings) -> Arc<PagedList> {
+    let items = registry
+        .templates
+        .iter()
+        .map(|t| t.template.clone())
+        .collect();
+    let scopes = registry.template_scopes();
+    Arc::new(PagedList::build(
+        "templates",
+        items,
+        scopes,
+        s,
+        ListResourceTemplatesResult::new,
+    ))
+}
+
+fn prompts(registry: &Registry, s: &ListSettings) -> Arc<PagedList> {
+    let items = registry.prompts.iter().map(|p| p.prompt.clone()).collect();
+    let scopes = registry.prompts.iter().map(|p| p.scopes.clone()).collect();
+    Arc::new(PagedList::build(
+        "prompts",
+        items,
+        scopes,
+        s,
+        ListPromptsResult::new,
+    ))
 }

@@ -19,10 +19,13 @@
 //!   use them.
 //! - `mrtr`: what a retry brings, single-use claims, sealing `input_required` answers.
 //! - `seal/`: the key ring, bindings, and sealed tokens.
+//! - `catalog`: the serving version of the registry and its encoded lists (`lists`), swapped
+//!   whole by a runtime change ([`Catalog`]); requests load it once.
 //! - `envelope` (reading the body), `mirror` (header checks), `cursor`, `scopes`.
 //! - `outcome` and `reply`: what goes back to the transport; `listen` builds on `reply`.
 
 mod builder;
+mod catalog;
 mod cursor;
 mod envelope;
 mod fanout;
@@ -51,6 +54,7 @@ mod test_support;
 use std::sync::Arc;
 
 pub use builder::ServerBuilder;
+pub use catalog::{Applied, Catalog, CatalogChange};
 pub use legacy::{Era, LegacyOutcome, classify};
 pub(crate) use listen::listen_closed;
 pub use listen::{Listen, ListenLimits};
@@ -60,18 +64,18 @@ pub use reply::Reply;
 pub use seal::{StateKeys, StateKeysError};
 pub use service::Incoming;
 
-use crate::handler::registry::Registry;
 use crate::protocol::{CachePolicy, Implementation, ResultMeta};
 
-/// A built MCP server: a frozen registry and its settings. Cheap to clone (an `Arc`).
+/// A built MCP server: its catalog (what it serves, changed at runtime through
+/// [`Server::catalog`]) and its settings. Cheap to clone (an `Arc`).
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
 }
 
 pub(crate) struct Inner {
-    pub(crate) registry: Registry,
-    pub(crate) lists: lists::Lists,
+    /// The serving version of the registry and its encoded lists.
+    pub(crate) catalog: catalog::Shared,
     pub(crate) discover: Box<serde_json::value::RawValue>,
     pub(crate) supported_versions: Vec<&'static str>,
     pub(crate) result_meta: ResultMeta,
@@ -92,11 +96,13 @@ pub(crate) struct Inner {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let now = self.inner.catalog.load();
         f.debug_struct("Server")
             .field("server_info", &self.inner.server_info)
-            .field("tools", &self.inner.registry.tools.len())
-            .field("resources", &self.inner.registry.resources.len())
-            .field("prompts", &self.inner.registry.prompts.len())
+            .field("version", &now.version)
+            .field("tools", &now.registry.tools.len())
+            .field("resources", &now.registry.resources.len())
+            .field("prompts", &now.registry.prompts.len())
             .finish()
     }
 }
@@ -130,27 +136,9 @@ impl Server {
         self.inner.listeners.open()
     }
 
-    /// Names of the registered tools, in registration order.
-    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
-        self.inner
-            .registry
-            .tools
-            .iter()
-            .map(|t| t.tool.name.as_str())
-    }
-
-    /// Names of the registered prompts, in registration order.
-    pub fn prompt_names(&self) -> impl Iterator<Item = &str> {
-        self.inner
-            .registry
-            .prompts
-            .iter()
-            .map(|p| p.prompt.name.as_str())
-    }
-
-    /// Digests of this server's tool, prompt and resource lists.
-    pub fn list_fingerprints(&self) -> &crate::notify::ListFingerprints {
-        self.inner.listeners.fingerprints()
+    /// Digests of this server's tool, prompt and resource lists, as now served.
+    pub fn list_fingerprints(&self) -> crate::notify::ListFingerprints {
+        (*self.inner.catalog.load().fingerprints).clone()
     }
 
     /// Publishes this server's [list fingerprints](Self::list_fingerprints) on its bus. Every
@@ -159,7 +147,7 @@ impl Server {
     /// once when the replica starts serving (the reference server does); publishing may
     /// fail while a broker-backed bus is still connecting, so retry on error.
     pub async fn announce_lists(&self) -> Result<(), crate::Error> {
-        let event = crate::notify::ChangeEvent::ServerFingerprint(self.list_fingerprints().clone());
+        let event = crate::notify::ChangeEvent::ServerFingerprint(self.list_fingerprints());
         self.inner.notifier.publish(event).await
     }
 

@@ -9,13 +9,19 @@ impl Server {
     /// The scopes declared on what a request for `method` names: the tool (`tools/call`),
     /// prompt (`prompts/get`), or fixed resource or first matching template
     /// (`resources/read`) called `name`. Empty for anything else.
-    pub fn required_scopes(&self, method: &str, name: Option<&str>) -> &[String] {
-        self.inner.registry.item_scopes(method, name)
+    pub fn required_scopes(&self, method: &str, name: Option<&str>) -> Vec<String> {
+        self.inner
+            .catalog
+            .load()
+            .registry
+            .item_scopes(method, name)
+            .to_vec()
     }
 
     /// Every scope declared on any definition, sorted, without repeats.
     pub fn declared_scopes(&self) -> Vec<String> {
-        let reg = &self.inner.registry;
+        let now = self.inner.catalog.load();
+        let reg = &now.registry;
         let mut all: Vec<String> = reg
             .tools
             .iter()
@@ -32,7 +38,7 @@ impl Server {
 
 impl ScopeRequirements for Server {
     fn required_scopes(&self, method: &str, name: Option<&str>) -> Cow<'_, [String]> {
-        Cow::Borrowed(Server::required_scopes(self, method, name))
+        Cow::Owned(Server::required_scopes(self, method, name))
     }
 
     fn all_scopes(&self) -> Vec<String> {

@@ -51,6 +51,7 @@ mod pagination;
 mod robustness;
 mod rolling_deploy;
 mod runner;
+mod runtime_catalog;
 mod session_store;
 mod single_use;
 mod stdio;
@@ -76,6 +77,8 @@ mod interop_python;
 mod interop_typescript;
 #[cfg(feature = "external-tests")]
 mod legacy_replicas;
+#[cfg(all(feature = "external-tests", feature = "redis"))]
+mod runtime_cluster;
 #[cfg(feature = "external-tests")]
 mod scale_out;
 #[cfg(feature = "external-tests")]

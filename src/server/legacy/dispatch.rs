@@ -276,7 +276,7 @@ impl Server {
                 return Ok(empty(id));
             }
             RESOURCES_SUBSCRIBE | RESOURCES_UNSUBSCRIBE => {
-                if !self.inner.registry.has_resources() {
+                if !self.inner.catalog.advertised.resources {
                     return Err(ErrorObject::method_not_found(
                         method,
                         "the server does not advertise the resources capability",

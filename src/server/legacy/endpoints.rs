@@ -48,18 +48,18 @@ impl Server {
             Some(life) => until_expiry.min(now + life),
             None => until_expiry,
         };
-        let reg = &inner.registry;
+        let advertised = inner.catalog.advertised;
         let stream = Stream {
             session,
             settings,
             store: inner.legacy.store.clone(),
             bus: inner.notifier.subscribe(),
             lists: Lists {
-                tools: !reg.tools.is_empty(),
-                prompts: !reg.prompts.is_empty(),
-                resources: reg.has_resources(),
+                tools: advertised.tools,
+                prompts: advertised.prompts,
+                resources: advertised.resources,
             },
-            fingerprints: inner.listeners.fingerprints_arc(),
+            versions: inner.listeners.versions(),
             shutdown: inner.listeners.shutdown.clone(),
             deadline: Some(deadline),
             _slot: slot,

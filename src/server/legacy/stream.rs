@@ -28,7 +28,7 @@ use crate::protocol::legacy::LegacyNotification;
 use crate::protocol::{
     PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, TOOLS_LIST_CHANGED,
 };
-use crate::server::listen::{Slot, changed_lists, covers};
+use crate::server::listen::{Slot, Versions, changed_lists, covers};
 use crate::session::{SessionSettings, SessionStore};
 
 /// The lists a server can announce changes of.
@@ -61,7 +61,8 @@ pub(crate) struct Stream {
     pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) bus: BusReceiver,
     pub(crate) lists: Lists,
-    pub(crate) fingerprints: Arc<ListFingerprints>,
+    /// This replica's lists as the stream last reported them, and their changes.
+    pub(crate) versions: Versions,
     pub(crate) shutdown: CancellationToken,
     pub(crate) deadline: Option<tokio::time::Instant>,
     /// This stream's place in the replica's stream count.
@@ -90,7 +91,7 @@ impl State {
     /// a resync (`None`).
     fn lists_changed(&mut self, theirs: Option<&ListFingerprints>) {
         let l = self.s.lists;
-        let ours = self.s.fingerprints.clone();
+        let ours = self.s.versions.seen.clone();
         for method in changed_lists([l.tools, l.prompts, l.resources], &ours, theirs) {
             self.list_changed(method);
         }
@@ -161,6 +162,7 @@ impl State {
                 biased;
                 _ = self.s.shutdown.cancelled() => self.done = true,
                 _ = lifetime => self.done = true,
+                before = self.s.versions.changed() => self.lists_changed(Some(&before)),
                 delivery = self.s.bus.recv() => match delivery {
                     Some(d) => self.on(d).await,
                     None => self.done = true,
@@ -227,7 +229,7 @@ mod tests {
                 prompts: false,
                 resources: true,
             },
-            fingerprints: Arc::new(fingerprints()),
+            versions: listeners.versions(),
             shutdown: CancellationToken::new(),
             deadline: None,
             _slot: listeners.acquire().unwrap(),

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use crate::handler::CompletionHandler;
 use crate::handler::HandlerError;
+use crate::handler::registry::Registry;
 use crate::protocol::{CompleteRequest, CompletionReference, ErrorObject, RequestId, RequestMeta};
 use crate::server::Server;
 use crate::server::envelope;
@@ -17,6 +18,7 @@ use crate::server::outcome::Outcome;
 impl Server {
     pub(in crate::server) fn complete(
         &self,
+        reg: &Registry,
         id: &RequestId,
         meta: RequestMeta,
         body: &[u8],
@@ -28,7 +30,6 @@ impl Server {
         let raw = params.map(RawValue::get).unwrap_or("{}");
         let request: CompleteRequest = serde_json::from_str(raw)
             .map_err(|e| ErrorObject::invalid_params(format!("Invalid completion request: {e}")))?;
-        let reg = &self.inner.registry;
         let known = match &request.reference {
             CompletionReference::Prompt { name } => reg.prompt(name).is_some(),
             CompletionReference::Resource { uri } => reg.knows_resource_reference(uri),

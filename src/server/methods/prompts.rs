@@ -6,6 +6,7 @@ use std::sync::Arc;
 use http::Extensions;
 use serde_json::json;
 
+use crate::handler::registry::Registry;
 use crate::handler::{HandlerError, PromptDef, PromptHandler};
 use crate::protocol::methods::PROMPTS_GET;
 use crate::protocol::{ErrorObject, RequestId, RequestMeta};
@@ -18,6 +19,7 @@ use crate::server::seal::PendingArguments;
 impl Server {
     pub(in crate::server) fn get_prompt(
         &self,
+        reg: &Registry,
         id: &RequestId,
         meta: RequestMeta,
         view: &ParamsView<'_>,
@@ -25,7 +27,7 @@ impl Server {
         asker: Option<Asker>,
     ) -> Result<Outcome, ErrorObject> {
         let name = string_field(view.name, "name")?;
-        let prompt = self.inner.registry.prompt(&name).ok_or_else(|| {
+        let prompt = reg.prompt(&name).ok_or_else(|| {
             ErrorObject::invalid_params_with(
                 format!("Unknown prompt: {name}"),
                 json!({ "name": name }),

@@ -7,6 +7,7 @@ use http::Extensions;
 use serde_json::{Value, json};
 
 use crate::handler::ResourceHandler;
+use crate::handler::registry::Registry;
 use crate::protocol::methods::RESOURCES_READ;
 use crate::protocol::{ErrorObject, RequestId, RequestMeta};
 use crate::server::Server;
@@ -18,6 +19,7 @@ use crate::server::seal::PendingArguments;
 impl Server {
     pub(in crate::server) fn read_resource(
         &self,
+        reg: &Registry,
         id: &RequestId,
         meta: RequestMeta,
         view: &ParamsView<'_>,
@@ -31,9 +33,7 @@ impl Server {
                 json!({ "uri": uri }),
             ));
         }
-        let (handler, cache, vars) = self
-            .inner
-            .registry
+        let (handler, cache, vars) = reg
             .resource_reader(&uri)
             .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
         let policy = cache.unwrap_or(self.inner.read_cache);

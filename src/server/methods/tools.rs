@@ -14,7 +14,7 @@ use super::tasks::{declares_tasks, missing_tasks_extension};
 use crate::Error;
 use crate::handler::TaskSupport;
 use crate::handler::input::Stop;
-use crate::handler::registry::RegisteredTool;
+use crate::handler::registry::{RegisteredTool, Registry};
 use crate::handler::{RequestContext, ToolHandler};
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId, RequestMeta};
@@ -69,6 +69,7 @@ impl Server {
     #[allow(clippy::too_many_arguments)]
     pub(in crate::server) fn call_tool(
         &self,
+        reg: &Registry,
         body: &Bytes,
         id: &RequestId,
         meta: RequestMeta,
@@ -78,7 +79,7 @@ impl Server {
         asker: Option<Asker>,
     ) -> Result<Outcome, ErrorObject> {
         let name = string_field(view.name, "name")?;
-        let tool = self.inner.registry.tool(&name).ok_or_else(|| {
+        let tool = reg.tool(&name).ok_or_else(|| {
             ErrorObject::invalid_params_with(
                 format!("Unknown tool: {name}"),
                 json!({ "name": name }),
@@ -161,6 +162,8 @@ impl Server {
     /// The handler of the tool `name` bound to `arguments`, for resuming a task.
     pub(in crate::server) fn tool_call(&self, name: &str, arguments: Value) -> Option<ToolCall> {
         self.inner
+            .catalog
+            .load()
             .registry
             .tool(name)
             .map(|tool| tool_call(tool, arguments))

@@ -1,0 +1,190 @@
+//! The runtime tool set on three replica processes sharing a real `redis-server`
+//! (`--runtime-tools`, the pattern of `examples/runtime_tools.rs`): a change made through one
+//! replica's admin route reaches the listen streams on the others, every replica's
+//! `tools/list` converges, and a replica started later serves the current set.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::cluster::{Cluster, ClusterOptions, STATE_KEYS};
+use crate::support::listen::Listener;
+use crate::support::process::spawn_server;
+use crate::support::{Client, http};
+
+/// Every tool name of a replica's list, following its cursors (pages of 2).
+async fn all_tools(c: &Client) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    for id in 0.. {
+        let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
+        let x = c.request("tools/list", json!(id), params).await;
+        if x.response().get("error").is_some() {
+            // The list changed under the walk: start again.
+            assert_eq!(x.error_code(), -32602, "{}", x.body);
+            names.clear();
+            cursor = None;
+            continue;
+        }
+        let r = x.result();
+        names.extend(
+            r["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned()),
+        );
+        match r["nextCursor"].as_str() {
+            Some(n) => cursor = Some(n.to_owned()),
+            None => break,
+        }
+    }
+    names
+}
+
+/// Waits (up to 20 s, a bound against hanging, not a measurement) until `c` lists `tool`
+/// (`present`) or not; returns its list.
+async fn until_listed(c: &Client, tool: &str, present: bool) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let names = all_tools(c).await;
+        if names.iter().any(|n| n == tool) == present {
+            return names;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never {}listed {tool}: {names:?}",
+            c.url,
+            if present { "" } else { "un" }
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn admin(base: &str, method: reqwest::Method, tool: &str) -> u16 {
+    http()
+        .request(method, format!("{base}/admin/tools/{tool}"))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn text(x: &crate::support::Exchange) -> Value {
+    x.result()["content"][0]["text"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_through_one_replica_reaches_every_replica() {
+    let c = Cluster::start(ClusterOptions {
+        extra_args: vec!["--runtime-tools".into()],
+        ..ClusterOptions::default()
+    })
+    .await;
+    let clients: Vec<Client> = c.replicas.iter().map(|r| Client::new(&r.url)).collect();
+    let before = all_tools(&clients[0]).await;
+    assert!(
+        !before.iter().any(|n| n.starts_with("runtime_")),
+        "{before:?}"
+    );
+    let mut listeners = Vec::new();
+    for (i, client) in clients.iter().enumerate() {
+        let mut l = Listener::open(client, json!(i), json!({"toolsListChanged": true})).await;
+        assert_eq!(
+            l.next_kind().await,
+            "notifications/subscriptions/acknowledged"
+        );
+        listeners.push(l);
+    }
+
+    // Enabled through r1's admin route: every replica's stream hears it, every list has it.
+    assert_eq!(
+        admin(&c.replicas[0].base, reqwest::Method::PUT, "runtime_upper").await,
+        204
+    );
+    for l in &mut listeners {
+        assert_eq!(l.next_kind().await, "notifications/tools/list_changed");
+    }
+    let mut lists = Vec::new();
+    for client in &clients {
+        lists.push(until_listed(client, "runtime_upper", true).await);
+    }
+    assert!(
+        lists.windows(2).all(|w| w[0] == w[1]),
+        "lists differ: {lists:?}"
+    );
+    assert_eq!(lists[0].len(), before.len() + 1);
+    let called = clients[2]
+        .request(
+            "tools/call",
+            json!(1),
+            json!({"name": "runtime_upper", "arguments": {"text": "hi"}}),
+        )
+        .await;
+    assert_eq!(text(&called), "HI");
+
+    // A second tool through r2, then the first disabled through r3.
+    assert_eq!(
+        admin(&c.replicas[1].base, reqwest::Method::PUT, "runtime_reverse").await,
+        204
+    );
+    assert_eq!(
+        admin(
+            &c.replicas[2].base,
+            reqwest::Method::DELETE,
+            "runtime_upper"
+        )
+        .await,
+        204
+    );
+    // An unknown name is refused and changes nothing.
+    assert_eq!(
+        admin(&c.replicas[0].base, reqwest::Method::PUT, "nope").await,
+        404
+    );
+    let mut lists = Vec::new();
+    for client in &clients {
+        until_listed(client, "runtime_reverse", true).await;
+        lists.push(until_listed(client, "runtime_upper", false).await);
+    }
+    assert!(
+        lists.windows(2).all(|w| w[0] == w[1]),
+        "lists differ: {lists:?}"
+    );
+    for l in &mut listeners {
+        assert_eq!(l.next_kind().await, "notifications/tools/list_changed");
+    }
+    let gone = clients[0]
+        .request(
+            "tools/call",
+            json!(2),
+            json!({"name": "runtime_upper", "arguments": {"text": "hi"}}),
+        )
+        .await;
+    assert_eq!(gone.error_code(), -32602, "{}", gone.body);
+
+    // A replica started now reads the current set before anyone announces anything.
+    let bus = c.redis.url();
+    let late = spawn_server(&[
+        "--bus",
+        &bus,
+        "--fixtures",
+        "conformance",
+        "--page-size",
+        "2",
+        "--state-keys",
+        STATE_KEYS,
+        "--runtime-tools",
+    ]);
+    let late = Client::new(&late.url);
+    assert_eq!(until_listed(&late, "runtime_reverse", true).await, lists[0]);
+    let reversed = late
+        .request(
+            "tools/call",
+            json!(3),
+            json!({"name": "runtime_reverse", "arguments": {"text": "abc"}}),
+        )
+        .await;
+    assert_eq!(text(&reversed), "cba");
+}
