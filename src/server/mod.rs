@@ -157,11 +157,11 @@ impl Server {
     pub(crate) fn tool_header_params(
         &self,
         name: &str,
-    ) -> &[crate::handler::header_rules::HeaderParam] {
-        self.inner
-            .registry
+    ) -> Vec<crate::handler::header_rules::HeaderParam> {
+        let now = self.inner.catalog.load();
+        now.registry
             .tool(name)
-            .map_or(&[], |t| t.header_params.as_slice())
+            .map_or_else(Vec::new, |t| t.header_params.clone())
     }
 
     /// The server's implementation info (sent in every result's `_meta`).

@@ -137,7 +137,7 @@ impl TestClient {
         };
         if method == crate::protocol::methods::TOOLS_CALL {
             let arguments = params.get("arguments").unwrap_or(&Value::Null);
-            for p in name.map_or(&[][..], |n| self.server.tool_header_params(n)) {
+            for p in &name.map_or_else(Vec::new, |n| self.server.tool_header_params(n)) {
                 if let Some(value) = header_value(p, arguments) {
                     mirror
                         .params
