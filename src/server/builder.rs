@@ -52,7 +52,7 @@ use crate::protocol::{
 ///     .listen_limits(ListenLimits::default().max_streams(5_000))
 ///     .build()
 ///     .unwrap();
-/// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["echo"]);
+/// assert_eq!(server.catalog().tool_names(), ["echo"]);
 /// ```
 #[must_use]
 pub struct ServerBuilder {
