@@ -2,6 +2,7 @@
 //! the builder applies. A batch of them edits a copy; the first refused one discards it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::registry::{
     Registry, compile_prompt, compile_resource, compile_template, compile_tool, duplicate,
@@ -33,6 +34,16 @@ pub(crate) struct Touched {
     pub(crate) prompts: bool,
     /// Resources or resource templates.
     pub(crate) resources: bool,
+}
+
+impl Edit {
+    /// Wraps a tool's handler in its layers and the server's default time limit, as
+    /// [`ServerBuilder::build`](crate::ServerBuilder::build) does for the tools given to it.
+    pub(crate) fn finish_layers(&mut self, tool_timeout: Option<Duration>) {
+        if let Edit::AddTool(def) | Edit::ReplaceTool(def) = self {
+            def.finish_layers(tool_timeout);
+        }
+    }
 }
 
 fn missing(kind: &str, name: &str) -> Error {

@@ -8,7 +8,8 @@
 //! Without an installed recorder every function here is a no-op costing a few nanoseconds.
 //!
 //! Label values are bounded: methods come from a fixed list, tool and prompt names from the
-//! frozen registry (anything else is `_other`), outcomes and reasons from fixed strings. No
+//! catalog served at the time (anything else is `_other`; a name a runtime change adds gets
+//! its own series from then on), outcomes and reasons from fixed strings. No
 //! label ever carries a client-chosen string.
 //!
 //! | metric | type | labels | emitted by |

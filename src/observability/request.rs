@@ -13,6 +13,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
+use arc_swap::ArcSwap;
 use http::{Extensions, HeaderMap, HeaderName};
 use metrics::SharedString;
 use serde_json::value::RawValue;
@@ -58,8 +59,9 @@ const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Opens [`RequestProbe`]s; built once per endpoint with the registry's tool and prompt
-/// names, which are the only names that become label values. Every label combination has
-/// its metric handles kept here, so a request only picks one.
+/// names, which are the only names that become label values (a server's observer follows
+/// its catalog: the names it serves now). Every label combination has its metric handles
+/// kept here, so a request only picks one.
 #[derive(Debug, Clone, Default)]
 pub struct RequestObserver {
     series: Arc<AllSeries>,
@@ -70,19 +72,32 @@ struct AllSeries {
     /// One per method label ([`KNOWN_METHODS`], then `_other`, then none), name label empty
     /// (for `tools/call` and `prompts/get`: `_other`).
     methods: Vec<Arc<RequestSeries>>,
+    /// Swapped whole when the catalog's names change (read only for `tools/call` and
+    /// `prompts/get`).
+    named: ArcSwap<Named>,
+}
+
+/// The series of each tool and prompt name.
+#[derive(Debug, Default)]
+struct Named {
     tools: HashMap<Box<str>, Arc<RequestSeries>>,
     prompts: HashMap<Box<str>, Arc<RequestSeries>>,
 }
 
+/// One series per name, kept from `old` for a name it has (its handles stay registered).
 fn named<'a>(
     method: &'static str,
     names: impl IntoIterator<Item = &'a str>,
+    old: &HashMap<Box<str>, Arc<RequestSeries>>,
 ) -> HashMap<Box<str>, Arc<RequestSeries>> {
     names
         .into_iter()
         .map(|n| {
-            let label = SharedString::from(Arc::<str>::from(n));
-            (n.into(), Arc::new(RequestSeries::new(method, label)))
+            let series = old.get(n).cloned().unwrap_or_else(|| {
+                let label = SharedString::from(Arc::<str>::from(n));
+                Arc::new(RequestSeries::new(method, label))
+            });
+            (n.into(), series)
         })
         .collect()
 }
@@ -105,26 +120,45 @@ impl RequestObserver {
                 Arc::new(RequestSeries::new(m, SharedString::const_str(name)))
             })
             .collect();
+        let none = HashMap::new();
         RequestObserver {
             series: Arc::new(AllSeries {
                 methods,
-                tools: named(TOOLS_CALL, tools),
-                prompts: named(PROMPTS_GET, prompts),
+                named: ArcSwap::from_pointee(Named {
+                    tools: named(TOOLS_CALL, tools, &none),
+                    prompts: named(PROMPTS_GET, prompts, &none),
+                }),
             }),
         }
+    }
+
+    /// Labels with these tool and prompt names from now on (the catalog changed); names
+    /// gone are `_other` again. Shared by every clone of this observer.
+    pub(crate) fn rename<'a>(
+        &self,
+        tools: impl IntoIterator<Item = &'a str>,
+        prompts: impl IntoIterator<Item = &'a str>,
+    ) {
+        let old = self.series.named.load();
+        self.series.named.store(Arc::new(Named {
+            tools: named(TOOLS_CALL, tools, &old.tools),
+            prompts: named(PROMPTS_GET, prompts, &old.prompts),
+        }));
     }
 
     /// The series of a request with these `Mcp-Method` and `Mcp-Name` values.
     fn series(&self, method: Option<&str>, name: Option<&str>) -> Arc<RequestSeries> {
         let method = method_label(method);
         let all = &self.series;
-        let table = match method {
-            TOOLS_CALL => Some(&all.tools),
-            PROMPTS_GET => Some(&all.prompts),
-            _ => None,
-        };
-        if let Some(s) = table.zip(name).and_then(|(t, n)| t.get(n)) {
-            return s.clone();
+        if let (TOOLS_CALL | PROMPTS_GET, Some(n)) = (method, name) {
+            let names = all.named.load();
+            let table = match method {
+                TOOLS_CALL => &names.tools,
+                _ => &names.prompts,
+            };
+            if let Some(s) = table.get(n) {
+                return s.clone();
+            }
         }
         let index = match method {
             "" => KNOWN_METHODS.len() + 1,
@@ -390,5 +424,24 @@ mod tests {
             &obs.series(Some(TOOLS_CALL), Some("echo")),
             &obs.series(Some(TOOLS_CALL), Some("echo"))
         ));
+    }
+
+    #[test]
+    fn labels_follow_the_names_served_now() {
+        let obs = RequestObserver::new(["echo"], ["greet"]);
+        let echo = obs.series(Some(TOOLS_CALL), Some("echo"));
+        let clone = obs.clone();
+        clone.rename(["echo", "added"], []);
+        let labels = |n| format!("{:?}", obs.series(Some(TOOLS_CALL), Some(n)));
+        assert!(labels("added").contains(r#"name: "added""#));
+        // A name still served keeps its series; one gone is `_other` again.
+        assert!(Arc::ptr_eq(
+            &echo,
+            &obs.series(Some(TOOLS_CALL), Some("echo"))
+        ));
+        let greet = format!("{:?}", obs.series(Some(PROMPTS_GET), Some("greet")));
+        assert!(greet.contains(r#"name: "_other""#), "{greet}");
+        clone.rename([], []);
+        assert!(labels("added").contains(r#"name: "_other""#));
     }
 }

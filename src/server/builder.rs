@@ -376,7 +376,8 @@ impl ServerBuilder {
     /// [`ToolDef::timeout`] (default: no limit). Task-capable tools
     /// ([`ToolDef::task_support`]) are not limited by this default, only by their own. A call
     /// that runs out of time is answered with a tool result with `isError: true` saying so,
-    /// and its handler is cancelled (its future dropped).
+    /// and its handler is cancelled (its future dropped). Tools added at runtime
+    /// ([`Server::catalog`]) get the same default.
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
         self.tool_timeout = Some(timeout);
         self
@@ -450,7 +451,7 @@ impl ServerBuilder {
             cache: self.list_cache,
             meta: result_meta.clone(),
         };
-        let catalog = Shared::new(registry, settings, advertised);
+        let catalog = Shared::new(registry, settings, advertised, self.tool_timeout);
         let fingerprints = catalog.load().fingerprints.clone();
         Ok(Server {
             inner: Arc::new(Inner {

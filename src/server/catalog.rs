@@ -8,6 +8,7 @@
 //! refused change swaps nothing. Changes are serialized among themselves, never with readers.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 
@@ -20,6 +21,7 @@ use crate::handler::registry::Registry;
 use crate::handler::state::States;
 use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, TaskSupport, ToolDef};
 use crate::notify::{ChangeEvent, Delivery, ListFingerprints};
+use crate::observability::RequestObserver;
 
 /// One version of everything the server serves.
 pub(crate) struct Snapshot {
@@ -46,10 +48,18 @@ pub(crate) struct Shared {
     writer: Mutex<()>,
     settings: ListSettings,
     pub(crate) advertised: Advertised,
+    /// [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout): a tool a change
+    /// adds gets the layers a tool given to the builder gets.
+    tool_timeout: Option<Duration>,
 }
 
 impl Shared {
-    pub(crate) fn new(registry: Registry, settings: ListSettings, advertised: Advertised) -> Self {
+    pub(crate) fn new(
+        registry: Registry,
+        settings: ListSettings,
+        advertised: Advertised,
+        tool_timeout: Option<Duration>,
+    ) -> Self {
         let lists = Lists::build(&registry, &settings);
         let fingerprints = Arc::new(lists.fingerprints());
         Shared {
@@ -62,6 +72,7 @@ impl Shared {
             writer: Mutex::new(()),
             settings,
             advertised,
+            tool_timeout,
         }
     }
 
@@ -76,12 +87,14 @@ impl Shared {
         edits: Vec<Edit>,
         states: &States,
         listeners: &Listeners,
+        observer: &RequestObserver,
     ) -> Result<Arc<Snapshot>, Error> {
         let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let old = self.current.load_full();
         let mut registry = old.registry.clone();
         let mut touched = Touched::default();
-        for edit in edits {
+        for mut edit in edits {
+            edit.finish_layers(self.tool_timeout);
             registry.edit(edit, states, &mut touched)?;
         }
         self.check_advertised(&registry)?;
@@ -93,8 +106,15 @@ impl Shared {
             version: old.version + 1,
         });
         self.current.store(next.clone());
-        // Still under the writer lock: streams see the versions in order.
+        // Still under the writer lock: streams and metrics see the versions in order.
         listeners.set_fingerprints(next.fingerprints.clone());
+        if touched.tools || touched.prompts {
+            let reg = &next.registry;
+            observer.rename(
+                reg.tools.iter().map(|t| t.tool.name.as_str()),
+                reg.prompts.iter().map(|p| p.prompt.name.as_str()),
+            );
+        }
         Ok(next)
     }
 
@@ -340,9 +360,10 @@ impl CatalogChange {
     /// leaves the catalog as it was.
     pub fn apply(self) -> Result<Applied, Error> {
         let inner = &self.server.inner;
-        let next = inner
-            .catalog
-            .apply(self.edits, &inner.states, &inner.listeners)?;
+        let next =
+            inner
+                .catalog
+                .apply(self.edits, &inner.states, &inner.listeners, &inner.observer)?;
         Ok(Applied {
             server: self.server,
             version: next.version,

@@ -1,7 +1,8 @@
 //! Per-tool tower layers over HTTP: the time limit (per tool, and the server's default)
 //! answers a tool error and drops the handler's future; a concurrency limit makes extra calls
 //! wait, or refuses them with `LoadShedLayer`; tower's own `TimeoutLayer`; a user layer sees
-//! every call and its answer, and its own failure is an "Internal error" tool result.
+//! every call and its answer, and its own failure is an "Internal error" tool result; a tool
+//! added at runtime gets the same.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -281,4 +282,73 @@ async fn a_user_layer_sees_every_call_and_its_answer() {
             ("shout".into(), json!({"deny": true}), "denied".into()),
         ]
     );
+}
+
+#[tokio::test]
+async fn a_tool_added_at_runtime_is_served_like_one_given_to_the_builder() {
+    let server = Server::builder()
+        .advertise_tools()
+        .tool_timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let catalog = server.catalog();
+    let served = start(server).await;
+    let client = Client::new(&served.url);
+    let (started_tx, started) = oneshot::channel();
+    let (dropped_tx, dropped) = oneshot::channel();
+    let (entered, gate) = (Arc::new(AtomicUsize::new(0)), Arc::new(Notify::new()));
+    catalog
+        .change()
+        .add_tool(stalling("stall", started_tx, dropped_tx))
+        .add_tool(
+            gated("exclusive", entered.clone(), gate.clone())
+                .timeout(Duration::from_secs(60))
+                .layer(ConcurrencyLimitLayer::new(1))
+                .layer(LoadShedLayer::new()),
+        )
+        .apply()
+        .unwrap();
+
+    // The server's default time limit.
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        call(&client, 1, "stall", json!({})),
+    )
+    .await
+    .expect("the server's tool_timeout applies to a tool added at runtime");
+    assert!(is_error(&result), "{result}");
+    assert_eq!(text(&result), "Tool stall timed out after 100 ms");
+    started.await.expect("the handler ran");
+    tokio::time::timeout(Duration::from_secs(5), dropped)
+        .await
+        .expect("the handler's future is dropped when the time is up")
+        .expect("dropped, not leaked");
+
+    // Its own layers (and its own time limit, which replaces the default).
+    let c1 = client.clone();
+    let first = tokio::spawn(async move { call(&c1, 2, "exclusive", json!({})).await });
+    until_entered(&entered, 1).await;
+    let refused = call(&client, 3, "exclusive", json!({})).await;
+    assert_eq!(
+        text(&refused),
+        "Tool exclusive is busy (too many calls at once); try again later"
+    );
+    gate.notify_one();
+    assert_eq!(text(&first.await.unwrap()), "done");
+
+    // A replacement is layered too.
+    let (started_tx, _started) = oneshot::channel();
+    let (dropped_tx, _dropped) = oneshot::channel();
+    catalog
+        .change()
+        .replace_tool(stalling("exclusive", started_tx, dropped_tx))
+        .apply()
+        .unwrap();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        call(&client, 4, "exclusive", json!({})),
+    )
+    .await
+    .expect("a replaced tool gets the server's tool_timeout");
+    assert_eq!(text(&result), "Tool exclusive timed out after 100 ms");
 }
