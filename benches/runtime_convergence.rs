@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 use procs::{arg, redis, replica, report};
 
+/// The replicas' `--admin-token`.
+const ADMIN_TOKEN: &str = "runtime-convergence-bench-token";
+
 async fn lists_upper(client: &reqwest::Client, port: u16) -> bool {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
     let text = client
@@ -49,6 +52,8 @@ async fn main() {
                 "--bus",
                 &redis.url,
                 "--runtime-tools",
+                "--admin-token",
+                ADMIN_TOKEN,
                 "--replica-id",
                 id,
                 "--page-size",
@@ -74,6 +79,7 @@ async fn main() {
         let start = Instant::now();
         let status = client
             .request(method, &admin)
+            .bearer_auth(ADMIN_TOKEN)
             .send()
             .await
             .expect("admin route")

@@ -301,9 +301,15 @@ pub struct Config {
     /// Tools enabled and disabled at runtime on every replica: `PUT`/`DELETE
     /// /admin/tools/{name}` on the listener (names `runtime_upper`, `runtime_reverse`), the
     /// enabled set kept in the `--bus` Redis (`PREFIX.runtime-tools`). A demonstration of the
-    /// runtime catalog; the admin route has no authorization.
+    /// runtime catalog; the admin route requires `--admin-token`.
     #[arg(long, env = "MCP_RUNTIME_TOOLS")]
     pub runtime_tools: bool,
+
+    /// The bearer token the admin routes of `--runtime-tools` require
+    /// (`Authorization: Bearer TOKEN`, at least 16 characters); without it `--runtime-tools`
+    /// refuses to start.
+    #[arg(long, env = "MCP_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
 
     /// Separate address for `/metrics`, `/healthz` and `/readyz`. Default: served on
     /// `--listen` next to the MCP endpoint.

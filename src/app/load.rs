@@ -56,6 +56,9 @@ pub(crate) struct Sources(Vec<Setting>);
 /// Shown instead of a secret's value.
 pub const REDACTED: &str = "<redacted>";
 
+/// The shortest `--admin-token` accepted.
+const MIN_ADMIN_TOKEN: usize = 16;
+
 /// Settings that are not config-file keys.
 const NOT_IN_FILE: &[&str] = &["config", "help", "version"];
 
@@ -269,6 +272,18 @@ impl Config {
                 name("log")
             ));
         }
+        if self.runtime_tools {
+            let token = self.admin_token.as_deref().unwrap_or_default();
+            if token.chars().count() < MIN_ADMIN_TOKEN {
+                // Never the value: it is a secret.
+                return Err(format!(
+                    "{} needs {} of at least {MIN_ADMIN_TOKEN} characters: its admin routes \
+                     change what every replica serves",
+                    name("runtime_tools"),
+                    name("admin_token")
+                ));
+            }
+        }
         if self.admin_listen == Some(self.listen) && self.listen.port() != 0 {
             return Err(format!(
                 "invalid value {} for {}: it must differ from {}",
@@ -396,6 +411,24 @@ mod tests {
         assert!(e.contains("--log (MCP_LOG)"), "{e}");
         let e = load(&["--listen", "127.0.0.1:9", "--admin-listen", "127.0.0.1:9"]).unwrap_err();
         assert!(e.contains("--admin-listen"), "{e}");
+    }
+
+    #[test]
+    fn runtime_tools_need_an_admin_token() {
+        const TOKEN: &str = "a-long-admin-token-93b1";
+        let e = load(&["--runtime-tools"]).unwrap_err();
+        assert!(e.contains("--admin-token (MCP_ADMIN_TOKEN)"), "{e}");
+        let e = load(&["--runtime-tools", "--admin-token", "short-secret"]).unwrap_err();
+        assert!(
+            e.contains("at least 16") && !e.contains("short-secret"),
+            "{e}"
+        );
+        let c = load(&["--runtime-tools", "--admin-token", TOKEN]).unwrap();
+        assert_eq!(c.admin_token.as_deref(), Some(TOKEN));
+        assert_eq!(setting(&c, "admin_token").value, REDACTED);
+        assert!(!c.effective_line().contains(TOKEN));
+        // Without --runtime-tools no token is needed.
+        assert!(load(&[]).is_ok());
     }
 
     #[test]

@@ -8,6 +8,10 @@
 //! enabled managed tools (in name order, so every replica's list is the same) and announces
 //! the change; every replica syncs again when the bus says it is behind, and once when it
 //! starts (retried until Redis answers).
+//!
+//! The admin routes require `Authorization: Bearer` with the `--admin-token` (compared in
+//! constant time, as SHA-256 digests so that not even its length shows); anything else is
+//! 401 before the tool name is looked at.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,9 +19,12 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use redis::aio::ConnectionManager;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
 use super::config::Config;
 use crate::redis_support::{connect_lazy, query_reconnecting};
@@ -49,6 +56,24 @@ struct ToolSync {
     redis: ConnectionManager,
     key: String,
     one_at_a_time: tokio::sync::Mutex<()>,
+    /// SHA-256 of the `--admin-token`.
+    admin_token: [u8; 32],
+}
+
+/// Whether `headers` carry `Authorization: Bearer TOKEN` whose SHA-256 is `expected`.
+fn authorized(headers: &HeaderMap, expected: &[u8; 32]) -> bool {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return false;
+    };
+    let value = value.as_bytes();
+    let Some((scheme, token)) = value.split_at_checked(7) else {
+        return false;
+    };
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return false;
+    }
+    let given: [u8; 32] = Sha256::digest(token.trim_ascii()).into();
+    given.ct_eq(expected).into()
 }
 
 impl ToolSync {
@@ -111,12 +136,36 @@ impl ToolSync {
     }
 }
 
-async fn enable(State(s): State<Arc<ToolSync>>, Path(name): Path<String>) -> StatusCode {
-    s.write("HSET", &name).await
+/// 401 with the challenge of RFC 6750.
+fn unauthorized() -> Response {
+    let challenge = HeaderValue::from_static(r#"Bearer realm="stateless-mcp admin""#);
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, challenge)],
+    )
+        .into_response()
 }
 
-async fn disable(State(s): State<Arc<ToolSync>>, Path(name): Path<String>) -> StatusCode {
-    s.write("HDEL", &name).await
+async fn enable(
+    State(s): State<Arc<ToolSync>>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Response {
+    if !authorized(&headers, &s.admin_token) {
+        return unauthorized();
+    }
+    s.write("HSET", &name).await.into_response()
+}
+
+async fn disable(
+    State(s): State<Arc<ToolSync>>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Response {
+    if !authorized(&headers, &s.admin_token) {
+        return unauthorized();
+    }
+    s.write("HDEL", &name).await.into_response()
 }
 
 /// Starts following the shared source for `server` and returns the admin routes.
@@ -126,12 +175,18 @@ pub(super) fn start(config: &Config, server: &Server) -> Result<Router, Error> {
             "--runtime-tools needs a Redis --bus (redis://…), where the enabled set is kept",
         ));
     }
+    // Config::load refuses --runtime-tools without a token; a Config built otherwise too.
+    let token = config.admin_token.as_deref().filter(|t| !t.is_empty());
+    let token = token.ok_or_else(|| {
+        Error::invalid_definition("--runtime-tools needs --admin-token (MCP_ADMIN_TOKEN)")
+    })?;
     let redis = connect_lazy(&config.bus, "--runtime-tools")?.manager;
     let sync = Arc::new(ToolSync {
         catalog: server.catalog(),
         redis,
         key: format!("{}.runtime-tools", config.bus_prefix),
         one_at_a_time: tokio::sync::Mutex::new(()),
+        admin_token: Sha256::digest(token.as_bytes()).into(),
     });
     // Subscribed before the first read: nothing announced in between is missed.
     let mut bus = server.notifier().subscribe();
@@ -157,4 +212,27 @@ pub(super) fn start(config: &Config, server: &Server) -> Result<Router, Error> {
             axum::routing::put(enable).delete(disable),
         )
         .with_state(sync))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_configured_bearer_token_is_authorized() {
+        let expected: [u8; 32] = Sha256::digest(b"the-admin-token-1234").into();
+        let with = |value: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            authorized(&h, &expected)
+        };
+        assert!(with("Bearer the-admin-token-1234"));
+        assert!(with("bearer the-admin-token-1234"));
+        assert!(!with("Bearer the-admin-token-123"));
+        assert!(!with("Bearer the-admin-token-12345"));
+        assert!(!with("Basic the-admin-token-1234"));
+        assert!(!with("Bearer "));
+        assert!(!with("Bear"));
+        assert!(!authorized(&HeaderMap::new(), &expected));
+    }
 }

@@ -11,7 +11,7 @@ const HEADER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const SECRET_ARGUMENT: &str = "do-not-log-this-argument-7d1f";
 
 /// The value of the one series of `name` whose labels are exactly `labels`.
-fn series(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+pub(crate) fn series(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let want: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
     text.lines()
         .filter(|l| !l.starts_with('#'))
@@ -39,7 +39,7 @@ fn series(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
         })
 }
 
-async fn scrape(base: &str) -> String {
+pub(crate) async fn scrape(base: &str) -> String {
     let resp = crate::support::get(format!("{base}/metrics"))
         .await
         .unwrap();

@@ -1,12 +1,15 @@
 //! The runtime tool set on three replica processes sharing a real `redis-server`
 //! (`--runtime-tools`, the pattern of `examples/runtime_tools.rs`): a change made through one
 //! replica's admin route reaches the listen streams on the others, every replica's
-//! `tools/list` converges, and a replica started later serves the current set.
+//! `tools/list` converges, and a replica started later serves the current set. The admin
+//! route wants the `--admin-token`; every replica's `/metrics` labels the runtime tool by
+//! its name.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::observability::{scrape, series};
 use crate::support::cluster::{Cluster, ClusterOptions, STATE_KEYS};
 use crate::support::listen::Listener;
 use crate::support::process::spawn_server;
@@ -61,14 +64,20 @@ async fn until_listed(c: &Client, tool: &str, present: bool) -> Vec<String> {
     }
 }
 
+/// The `--admin-token` of the replicas.
+const ADMIN_TOKEN: &str = "runtime-cluster-admin-token-5e0c";
+
+/// The status of an admin request with `Authorization: Bearer {token}` (none: no header).
+async fn admin_as(base: &str, method: reqwest::Method, tool: &str, token: Option<&str>) -> u16 {
+    let mut request = http().request(method, format!("{base}/admin/tools/{tool}"));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
 async fn admin(base: &str, method: reqwest::Method, tool: &str) -> u16 {
-    http()
-        .request(method, format!("{base}/admin/tools/{tool}"))
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    admin_as(base, method, tool, Some(ADMIN_TOKEN)).await
 }
 
 fn text(x: &crate::support::Exchange) -> Value {
@@ -78,7 +87,11 @@ fn text(x: &crate::support::Exchange) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_through_one_replica_reaches_every_replica() {
     let c = Cluster::start(ClusterOptions {
-        extra_args: vec!["--runtime-tools".into()],
+        extra_args: vec![
+            "--runtime-tools".into(),
+            "--admin-token".into(),
+            ADMIN_TOKEN.into(),
+        ],
         ..ClusterOptions::default()
     })
     .await;
@@ -97,6 +110,22 @@ async fn a_change_through_one_replica_reaches_every_replica() {
         );
         listeners.push(l);
     }
+
+    // Without the admin token: 401, and nothing changes (checked by the lists below).
+    for token in [None, Some("runtime-cluster-admin-token-5e0"), Some("wrong")] {
+        let status = admin_as(
+            &c.replicas[0].base,
+            reqwest::Method::PUT,
+            "runtime_upper",
+            token,
+        );
+        assert_eq!(status.await, 401, "{token:?}");
+    }
+    assert_eq!(
+        admin_as(&c.replicas[0].base, reqwest::Method::PUT, "nope", None).await,
+        401,
+        "no name is looked at before the token"
+    );
 
     // Enabled through r1's admin route: every replica's stream hears it, every list has it.
     assert_eq!(
@@ -123,6 +152,15 @@ async fn a_change_through_one_replica_reaches_every_replica() {
         )
         .await;
     assert_eq!(text(&called), "HI");
+    // r3 applied the change it heard on the bus: its metrics name the tool.
+    let metrics = scrape(&c.replicas[2].base).await;
+    let ok_upper = [
+        ("method", "tools/call"),
+        ("name", "runtime_upper"),
+        ("outcome", "ok"),
+    ];
+    let total = "mcp_server_requests_total";
+    assert_eq!(series(&metrics, total, &ok_upper), Some(1.0), "{metrics}");
 
     // A second tool through r2, then the first disabled through r3.
     assert_eq!(
@@ -176,6 +214,8 @@ async fn a_change_through_one_replica_reaches_every_replica() {
         "--state-keys",
         STATE_KEYS,
         "--runtime-tools",
+        "--admin-token",
+        ADMIN_TOKEN,
     ]);
     let late = Client::new(&late.url);
     assert_eq!(until_listed(&late, "runtime_reverse", true).await, lists[0]);
