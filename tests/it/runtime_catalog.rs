@@ -220,9 +220,15 @@ async fn a_cursor_from_an_older_version_is_refused() {
 async fn a_running_call_finishes_with_the_definition_it_started_with() {
     let release = Arc::new(tokio::sync::Notify::new());
     let gate = release.clone();
+    let (started_tx, started) = tokio::sync::oneshot::channel::<()>();
+    let started_tx = Arc::new(std::sync::Mutex::new(Some(started_tx)));
     let slow = ToolDef::new("slow").raw_handler(move |_: RequestContext, _: Value| {
         let gate = gate.clone();
+        let started = started_tx.lock().unwrap().take();
         async move {
+            if let Some(started) = started {
+                let _ = started.send(());
+            }
             gate.notified().await;
             Ok::<_, ToolError>("first definition")
         }
@@ -235,8 +241,8 @@ async fn a_running_call_finishes_with_the_definition_it_started_with() {
         let c = Client::new(&srv.url);
         async move { call(&c, "slow").await }
     });
-    // Wait until the call runs (it holds the first definition), then replace and remove.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Once the call runs (it holds the first definition), replace and remove the tool.
+    started.await.expect("the first call started");
     catalog
         .change()
         .replace_tool(answering("slow", "second definition"))
@@ -277,6 +283,9 @@ async fn concurrent_changes_lists_and_calls_never_see_a_torn_version() {
                 change = change.add_tool(t);
             }
             change.apply().unwrap();
+            // And a replacement in place: same names, a new description.
+            let replaced = tool(&format!("v{v}-3")).description("replaced");
+            catalog.change().replace_tool(replaced).apply().unwrap();
             std::thread::sleep(Duration::from_millis(2));
         }
         catalog
@@ -339,7 +348,7 @@ async fn concurrent_changes_lists_and_calls_never_see_a_torn_version() {
         walks += w;
     }
     assert!(walks > 0, "no list walk completed");
-    assert_eq!(catalog.version(), 1 + changes as u64);
+    assert_eq!(catalog.version(), 1 + 2 * changes as u64);
     let c = Client::new(&url);
     let last: Vec<String> = (0..7).map(|i| format!("v{changes}-{i}")).collect();
     let mut all = Vec::new();

@@ -1,6 +1,6 @@
 //! The runtime tool set on three replica processes sharing a real `redis-server`
 //! (`--runtime-tools`, the pattern of `examples/runtime_tools.rs`): a change made through one
-//! replica's admin route reaches the listen streams on the others, every replica's
+//! replica's admin route reaches the listen (and legacy GET) streams on the others, every replica's
 //! `tools/list` converges, and a replica started later serves the current set. The admin
 //! route wants the `--admin-token`; every replica's `/metrics` labels the runtime tool by
 //! its name.
@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::observability::{scrape, series};
 use crate::support::cluster::{Cluster, ClusterOptions, STATE_KEYS};
+use crate::support::legacy::LegacyClient;
 use crate::support::listen::Listener;
 use crate::support::process::spawn_server;
 use crate::support::{Client, http};
@@ -110,6 +111,10 @@ async fn a_change_through_one_replica_reaches_every_replica() {
         );
         listeners.push(l);
     }
+    // And a legacy (2025-11-25) client's GET stream on r2.
+    let legacy = LegacyClient::connect(&c.replicas[1].url, json!({})).await;
+    let mut legacy_stream = legacy.open_stream().await;
+    assert_eq!(legacy_stream.status, 200);
 
     // Without the admin token: 401, and nothing changes (checked by the lists below).
     for token in [None, Some("runtime-cluster-admin-token-5e0"), Some("wrong")] {
@@ -135,6 +140,10 @@ async fn a_change_through_one_replica_reaches_every_replica() {
     for l in &mut listeners {
         assert_eq!(l.next_kind().await, "notifications/tools/list_changed");
     }
+    assert_eq!(
+        legacy_stream.next().await.unwrap(),
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
     let mut lists = Vec::new();
     for client in &clients {
         lists.push(until_listed(client, "runtime_upper", true).await);

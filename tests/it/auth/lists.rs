@@ -1,4 +1,5 @@
-//! Lists show only what the token may use, and are then private to the caller.
+//! Lists show only what the token may use, and are then private to the caller; tools added
+//! and replaced at runtime too.
 
 use serde_json::{Value, json};
 
@@ -87,5 +88,43 @@ async fn lists_without_declared_scopes_stay_public() {
     let p = protect(crate::support::fixtures_server(), |b| b).await;
     let ex = p.call(&p.token(""), "tools/list", json!({})).await;
     assert_eq!(ex.status, 200);
+    assert_eq!(ex.result()["cacheScope"], "public");
+}
+
+#[tokio::test]
+async fn a_scoped_tool_added_at_runtime_is_seen_and_called_only_with_its_scope() {
+    use stateless_mcp::{Server, ToolDef, ToolError};
+    let tool = |n: &str| ToolDef::new(n).raw_handler(|_, _| async { Ok::<_, ToolError>("x") });
+    let server = Server::builder().tool(tool("open")).build().unwrap();
+    let catalog = server.catalog();
+    let p = protect(server, |b| b).await;
+    let (plain, admin) = (p.token("tenant"), p.token("tenant admin"));
+    let ex = p.call(&plain, "tools/list", json!({})).await;
+    assert_eq!(names(ex.result(), "tools", "name"), ["open"]);
+    assert_eq!(ex.result()["cacheScope"], "public");
+
+    catalog
+        .change()
+        .add_tool(tool("wipe").scopes(["admin"]))
+        .apply()
+        .unwrap();
+    let ex = p.call(&plain, "tools/list", json!({})).await;
+    assert_eq!(names(ex.result(), "tools", "name"), ["open"]);
+    assert_eq!(ex.result()["cacheScope"], "private");
+    let ex = p.call(&admin, "tools/list", json!({})).await;
+    assert_eq!(names(ex.result(), "tools", "name"), ["open", "wipe"]);
+    let refused = p.send_tool(Some(&plain), "wipe").await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert_eq!(refused.json()["error"], "insufficient_scope");
+    let called = p.call_tool(&admin, "wipe").await;
+    assert_eq!(called.result()["content"][0]["text"], "x");
+
+    // Replaced without its scope: everyone sees it; removed: the list is public again.
+    catalog.change().replace_tool(tool("wipe")).apply().unwrap();
+    let ex = p.call(&plain, "tools/list", json!({})).await;
+    assert_eq!(names(ex.result(), "tools", "name"), ["open", "wipe"]);
+    catalog.change().remove_tool("wipe").apply().unwrap();
+    let ex = p.call(&plain, "tools/list", json!({})).await;
+    assert_eq!(names(ex.result(), "tools", "name"), ["open"]);
     assert_eq!(ex.result()["cacheScope"], "public");
 }
