@@ -16,6 +16,11 @@
 //! ```
 //!
 //! (The reference binary does the same with `--runtime-tools`, for the three-replica test.)
+//!
+//! The admin route here has no authorization, to keep the example short: a real one changes
+//! what every replica serves, so put it behind your auth (the reference binary requires a
+//! bearer `--admin-token`, see `src/app/runtime_tools.rs`), or on a listener only operators
+//! reach.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -29,6 +29,10 @@ pub struct MultiRoundTrip;
 #[doc = include_str!("../docs/notifications.md")]
 pub struct Notifications;
 
+/// docs/runtime-tools.md
+#[doc = include_str!("../docs/runtime-tools.md")]
+pub struct RuntimeTools;
+
 /// docs/legacy-clients.md
 #[doc = include_str!("../docs/legacy-clients.md")]
 pub struct LegacyClients;
