@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use redis::aio::ConnectionManager;
 use serde_json::Value;
@@ -146,26 +146,23 @@ fn unauthorized() -> Response {
         .into_response()
 }
 
-async fn enable(
+/// `PUT /admin/tools/{name}` enables the tool everywhere, `DELETE` disables it; 401 unless
+/// the request carries the admin token.
+async fn admin(
     State(s): State<Arc<ToolSync>>,
+    method: Method,
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Response {
     if !authorized(&headers, &s.admin_token) {
         return unauthorized();
     }
-    s.write("HSET", &name).await.into_response()
-}
-
-async fn disable(
-    State(s): State<Arc<ToolSync>>,
-    headers: HeaderMap,
-    Path(name): Path<String>,
-) -> Response {
-    if !authorized(&headers, &s.admin_token) {
-        return unauthorized();
-    }
-    s.write("HDEL", &name).await.into_response()
+    let command = if method == Method::PUT {
+        "HSET"
+    } else {
+        "HDEL"
+    };
+    s.write(command, &name).await.into_response()
 }
 
 /// Starts following the shared source for `server` and returns the admin routes.
@@ -209,7 +206,7 @@ pub(super) fn start(config: &Config, server: &Server) -> Result<Router, Error> {
     Ok(Router::new()
         .route(
             "/admin/tools/{name}",
-            axum::routing::put(enable).delete(disable),
+            axum::routing::put(admin).delete(admin),
         )
         .with_state(sync))
 }

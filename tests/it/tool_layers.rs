@@ -284,6 +284,15 @@ async fn a_user_layer_sees_every_call_and_its_answer() {
     );
 }
 
+/// Calls `tool` (no arguments), failing after 10 s (a bound against hanging: without the
+/// server's time limit the stalling tool never answers).
+async fn call_or_hang(client: &Client, id: u64, tool: &str) -> Value {
+    let called = call(client, id, tool, json!({}));
+    tokio::time::timeout(Duration::from_secs(10), called)
+        .await
+        .unwrap_or_else(|_| panic!("{tool} got no time limit"))
+}
+
 #[tokio::test]
 async fn a_tool_added_at_runtime_is_served_like_one_given_to_the_builder() {
     let server = Server::builder()
@@ -310,12 +319,7 @@ async fn a_tool_added_at_runtime_is_served_like_one_given_to_the_builder() {
         .unwrap();
 
     // The server's default time limit.
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        call(&client, 1, "stall", json!({})),
-    )
-    .await
-    .expect("the server's tool_timeout applies to a tool added at runtime");
+    let result = call_or_hang(&client, 1, "stall").await;
     assert!(is_error(&result), "{result}");
     assert_eq!(text(&result), "Tool stall timed out after 100 ms");
     started.await.expect("the handler ran");
@@ -344,11 +348,6 @@ async fn a_tool_added_at_runtime_is_served_like_one_given_to_the_builder() {
         .replace_tool(stalling("exclusive", started_tx, dropped_tx))
         .apply()
         .unwrap();
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        call(&client, 4, "exclusive", json!({})),
-    )
-    .await
-    .expect("a replaced tool gets the server's tool_timeout");
+    let result = call_or_hang(&client, 4, "exclusive").await;
     assert_eq!(text(&result), "Tool exclusive timed out after 100 ms");
 }
