@@ -7,6 +7,11 @@
 //! `tool_001` to `tool_096` with a typed argument struct: 100 tools, one page at the default
 //! page size.
 //!
+//! With `LOAD_SERVER_SCOPED=1` (the `list_scoped` case of `benches/load/callgrind.sh`), every
+//! even-numbered generated tool declares the scope `tools:read`, and a layer puts a
+//! [`Principal`] granted `tools:read` into every request, standing in for an authorization
+//! layer: the caller sees all 100 tools, through the per-caller (scoped) list pages.
+//!
 //! Run with `cargo run --release --example load_server -- --listen 127.0.0.1:8080`; it
 //! logs `serving MCP address=ADDR` to stderr.
 
@@ -14,7 +19,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::app::{self, Config};
 use stateless_mcp::observability::{PrometheusMetrics, Readiness};
-use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+use stateless_mcp::{Principal, RequestContext, Server, ToolDef, ToolError};
 
 /// Tools added to the demo's four.
 const GENERATED_TOOLS: usize = 96;
@@ -27,12 +32,17 @@ struct QueryArgs {
     limit: Option<u32>,
 }
 
-fn build(config: &Config) -> Result<Server, stateless_mcp::Error> {
+/// The scope half of the generated tools declare with `LOAD_SERVER_SCOPED=1`.
+const SCOPE: &str = "tools:read";
+
+fn build(config: &Config, scoped: bool) -> Result<Server, stateless_mcp::Error> {
     // The reference server's settings and demo tools, plus the generated ones.
     let mut builder = app::server_builder(config)?;
     for i in 1..=GENERATED_TOOLS {
+        let scopes: &[&str] = if scoped && i % 2 == 0 { &[SCOPE] } else { &[] };
         builder = builder.tool(
             ToolDef::new(format!("tool_{i:03}"))
+                .scopes(scopes.iter().copied())
                 .title(format!("Tool {i}"))
                 .description(format!(
                     "Generated tool number {i} of the load benchmark; returns its query."
@@ -53,10 +63,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => e.exit(),
     };
     app::init_logging(&config)?;
-    let server = build(&config)?;
+    let scoped = std::env::var("LOAD_SERVER_SCOPED").is_ok_and(|v| v == "1");
+    let server = build(&config, scoped)?;
     let metrics = PrometheusMetrics::install()?;
-    app::runner(&config, server, Readiness::new(), Some(metrics))?
-        .serve()
-        .await?;
+    let mut runner = app::runner(&config, server, Readiness::new(), Some(metrics))?;
+    if scoped {
+        let mut caller = Principal::new("load-bench");
+        caller.scopes = vec![SCOPE.to_owned()];
+        runner = runner.wrap_endpoint(move |r| r.layer(axum::Extension(caller)));
+    }
+    runner.serve().await?;
     Ok(())
 }

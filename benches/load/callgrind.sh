@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per request (callgrind): the reference server and the bare axum baseline.
 #
-#   bash benches/load/callgrind.sh [--requests N] [--cases "echo list discover echo100k legacy"]
+#   bash benches/load/callgrind.sh [--requests N]
+#                                  [--cases "echo list list_scoped discover echo100k legacy"]
 #                                  [--no-build] [--bin-dir DIR]
 #
 # Unlike req/s, instruction counts repeat within about 1-2% between runs, so they compare
@@ -12,6 +13,11 @@
 # The `legacy` case is the echo call of a 2025-11-25 client: `initialize` first (not
 # counted), then the calls carry its `Mcp-Session-Id` and `MCP-Protocol-Version: 2025-11-25`
 # and no `_meta`; the table adds its ratio to the 2026 echo when both ran.
+# The `list_scoped` case is `tools/list` of the same 100 tools with half of them declaring a
+# scope (`load_server` with LOAD_SERVER_SCOPED=1) and a caller granted it (a principal put in
+# the request by a layer, in place of an authorization layer's token check, which
+# benches/auth.rs measures): the caller sees all 100, so the answer is the same size; the
+# table adds its ratio to the unscoped list when both ran (no baseline: it has no scopes).
 # Prints a table and writes it to target/load/callgrind.md; the profiles stay in
 # target/load/callgrind/ for callgrind_annotate. Same request bodies and headers as run.sh.
 # --bin-dir DIR measures stateless-mcp, load_server and bare_axum_baseline copied into DIR
@@ -21,7 +27,7 @@ set -euo pipefail
 REQUESTS=500
 WARMUP=50
 BUILD=1
-CASES_WANTED="echo list discover echo100k legacy"
+CASES_WANTED="echo list list_scoped discover echo100k legacy"
 BIN_DIR=
 
 while [[ $# -gt 0 ]]; do
@@ -70,6 +76,7 @@ write_bodies
 printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello from the load benchmark"}}}' \
     >"$WORK/legacy.json"
 LEGACY_SPEC="legacy|tools/call echo, legacy session (2025-11-25)|legacy.json||"
+SCOPED_SPEC="list_scoped|tools/list, 100 tools, 50 scoped|list.json|tools/list|"
 SESSION=
 
 # start_session ADDR: a legacy session on the server at ADDR, in $SESSION (the baseline
@@ -84,7 +91,7 @@ start_session() {
 # send ADDR CASE N: N requests on one keep-alive connection (curl reuses it across URLs).
 send() {
     local addr=$1 id=$2 n=$3 body method name
-    IFS='|' read -r _ _ body method name <<<"$(printf '%s\n' "${CASES[@]}" "$LEGACY_SPEC" | grep "^$id|")"
+    IFS='|' read -r _ _ body method name <<<"$(printf '%s\n' "${CASES[@]}" "$LEGACY_SPEC" "$SCOPED_SPEC" | grep "^$id|")"
     local args=(-sS -o /dev/null -X POST -H 'Content-Type: application/json'
         -H 'Accept: application/json, text/event-stream' --data-binary "@$WORK/$body")
     if [[ "$id" == legacy ]]; then
@@ -105,7 +112,9 @@ measure() {
     log=$WORK/callgrind.$id.$who.log
     out=$PROFILES/$id.$who.out
     rm -f "$out" "$out".*
-    valgrind --tool=callgrind --callgrind-out-file="$out" \
+    local envs=()
+    [[ "$id" == list_scoped ]] && envs=(LOAD_SERVER_SCOPED=1)
+    env "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$bin" --listen 127.0.0.1:0 >"$log" 2>&1 &
     PID=$!
     for _ in $(seq 1 300); do
@@ -144,16 +153,25 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
     echo "|---|---|---|---|"
 } >"$OUT/callgrind.md"
 declare -A OURS_BY_CASE=()
-for spec in "${CASES[@]}" "$LEGACY_SPEC"; do
+for spec in "${CASES[@]}" "$SCOPED_SPEC" "$LEGACY_SPEC"; do
     IFS='|' read -r id title _ _ _ <<<"$spec"
     [[ " $CASES_WANTED " == *" $id "* ]] || continue
-    if [[ "$id" == list ]]; then ours=$LIST_BIN; else ours=$OURS_BIN; fi
+    if [[ "$id" == list* ]]; then ours=$LIST_BIN; else ours=$OURS_BIN; fi
     o=$(measure ours "$id" "$ours")
-    b=$(measure baseline "$id" "$BASE_BIN")
     OURS_BY_CASE[$id]=$o
+    if [[ "$id" == list_scoped ]]; then
+        echo "-- $title: ours $o" >&2
+        awk -v t="$title" -v o="$o" 'BEGIN { printf "| %s | %d | n/a | n/a |\n", t, o }' >>"$OUT/callgrind.md"
+        continue
+    fi
+    b=$(measure baseline "$id" "$BASE_BIN")
     echo "-- $title: ours $o, baseline $b" >&2
     awk -v t="$title" -v o="$o" -v b="$b" 'BEGIN { printf "| %s | %d | %d | %.2f |\n", t, o, b, o / b }' >>"$OUT/callgrind.md"
 done
+if [[ -n "${OURS_BY_CASE[list_scoped]-}" && -n "${OURS_BY_CASE[list]-}" ]]; then
+    awk -v s="${OURS_BY_CASE[list_scoped]}" -v l="${OURS_BY_CASE[list]}" 'BEGIN {
+        printf "\nScoped list (50 of 100 tools scoped, caller sees all) / unscoped list: %d / %d = %.2f\n", s, l, s / l }' >>"$OUT/callgrind.md"
+fi
 if [[ -n "${OURS_BY_CASE[legacy]-}" && -n "${OURS_BY_CASE[echo]-}" ]]; then
     awk -v l="${OURS_BY_CASE[legacy]}" -v e="${OURS_BY_CASE[echo]}" 'BEGIN {
         printf "\nLegacy echo (session id, store lookup) / 2026 echo: %d / %d = %.2f\n", l, e, l / e }' >>"$OUT/callgrind.md"

@@ -22,9 +22,9 @@ use super::Server;
 use super::envelope::{self, Params, ParamsView, optional_string};
 use super::legacy::Asker;
 use super::listen::{self, Honoured};
+use super::lists::Page;
 use super::mirror::MirroredHeaders;
 use super::outcome::Outcome;
-use super::reply::Reply;
 use crate::observability::RequestProbe;
 use crate::protocol::methods::{self, *};
 use crate::protocol::strict::json_str;
@@ -179,33 +179,33 @@ impl Server {
         let inner = &self.inner;
         let now = inner.catalog.load();
         let (reg, lists, advertised) = (&now.registry, &now.lists, inner.catalog.advertised);
-        let ready = |page: &RawValue| Ok(Outcome::Ready(Reply::encoded(id, page)));
+        let ready = |page: Page<'_>| Ok(Outcome::Ready(page.reply(id)));
         match method {
-            DISCOVER => ready(&inner.discover),
+            DISCOVER => ready(Page::Encoded(&inner.discover)),
             TOOLS_LIST => {
                 self.gate(advertised.tools, method, "tools")?;
-                ready(&lists.tools.page_for(
+                ready(lists.tools.page_for(
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)
             }
             RESOURCES_LIST => {
                 self.gate(advertised.resources, method, "resources")?;
-                ready(&lists.resources.page_for(
+                ready(lists.resources.page_for(
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)
             }
             RESOURCE_TEMPLATES_LIST => {
                 self.gate(advertised.resources, method, "resources")?;
-                ready(&lists.templates.page_for(
+                ready(lists.templates.page_for(
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)
             }
             PROMPTS_LIST => {
                 self.gate(advertised.prompts, method, "prompts")?;
-                ready(&lists.prompts.page_for(
+                ready(lists.prompts.page_for(
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)

@@ -2,11 +2,13 @@
 //! again, list by list, when a runtime change touches them.
 //!
 //! When definitions declare scopes, a caller with a [`Principal`] sees only what its scopes
-//! allow: its pages are encoded per request from the visible items and marked
-//! `cacheScope: "private"`. Without declared scopes, or without a principal, every caller
-//! gets the pre-encoded pages.
+//! allow, in pages marked `cacheScope: "private"`. Those pages are pre-encoded too, in
+//! pieces: each item once, and the page's head and tail; a request splices the encodings of
+//! the items it may see between them (see [`Page`]), so no item is cloned or serialized per
+//! request. Without declared scopes, or without a principal, every caller gets the
+//! pre-encoded pages.
 
-use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use http::Extensions;
@@ -14,21 +16,125 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::cursor;
+use super::reply::Reply;
 use crate::handler::change::Touched;
 use crate::handler::registry::Registry;
 use crate::handler::{Principal, ScopeHierarchy};
 use crate::protocol::{
     CachePolicy, CacheScope, ErrorObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, ResultMeta, StampResult,
+    ListResourcesResult, ListToolsResult, RequestId, ResultMeta, StampResult,
 };
 
-/// Encodes the page made of the items at the given indices.
-type PageEncoder = Box<dyn Fn(&[usize], Option<String>) -> Box<RawValue> + Send + Sync>;
+/// The pieces of a list in which at least one item declares scopes, pre-encoded for the
+/// pages made per request of the items a caller may see.
+pub(crate) struct Scoped {
+    /// Each distinct set of required scopes, once.
+    groups: Vec<Vec<String>>,
+    /// The index in `groups` of each item's scopes.
+    group_of: Vec<usize>,
+    /// Each item's JSON.
+    items: Vec<Box<RawValue>>,
+    /// A private page up to and including its items' `[`.
+    head: String,
+    /// A private page without `nextCursor` from its items' `]` on.
+    tail: String,
+}
 
-/// The per-item scopes of a list in which at least one item declares some.
-struct Scoped {
-    scopes: Vec<Vec<String>>,
-    encode: PageEncoder,
+impl Scoped {
+    fn new<T: Serialize>(items: &[T], scopes: Vec<Vec<String>>, empty_page: &RawValue) -> Self {
+        let mut groups: Vec<Vec<String>> = Vec::new();
+        let group_of = scopes
+            .into_iter()
+            .map(|s| match groups.iter().position(|g| *g == s) {
+                Some(i) => i,
+                None => {
+                    groups.push(s);
+                    groups.len() - 1
+                }
+            })
+            .collect();
+        let items = items
+            .iter()
+            .map(|item| serde_json::value::to_raw_value(item).expect("list items serialize"))
+            .collect();
+        // The items array is the first array of a page (after `resultType`), and
+        // `nextCursor`, when present, comes right after it.
+        let page = empty_page.get();
+        let at = page
+            .find("[]")
+            .expect("an empty page has an empty items array")
+            + 1;
+        Scoped {
+            groups,
+            group_of,
+            items,
+            head: page[..at].to_owned(),
+            tail: page[at..].to_owned(),
+        }
+    }
+
+    /// The indices of the items `principal` may see.
+    fn visible(&self, hierarchy: &ScopeHierarchy, principal: &Principal) -> Vec<usize> {
+        let allowed: Vec<bool> = self
+            .groups
+            .iter()
+            .map(|g| hierarchy.allows(principal, g))
+            .collect();
+        (0..self.items.len())
+            .filter(|&i| allowed[self.group_of[i]])
+            .collect()
+    }
+}
+
+/// The result a list request gets: a pre-encoded page, or one spliced from the pre-encoded
+/// items its caller may see.
+pub(crate) enum Page<'a> {
+    /// A page encoded when the list was built.
+    Encoded(&'a RawValue),
+    /// The `items` of a private page, and its `nextCursor`.
+    Visible {
+        list: &'a Scoped,
+        items: Vec<usize>,
+        next: Option<String>,
+    },
+}
+
+impl Page<'_> {
+    /// The JSON-RPC response for request `id` carrying this page.
+    pub(crate) fn reply(&self, id: &RequestId) -> Reply {
+        match self {
+            Page::Encoded(page) => Reply::encoded(id, page),
+            Page::Visible { list, items, next } => {
+                let next = next.as_ref().map(|c| {
+                    serde_json::to_string(c).expect("a cursor serializes as a JSON string")
+                });
+                let size = list.head.len()
+                    + list.tail.len()
+                    + items
+                        .iter()
+                        .map(|&i| list.items[i].get().len() + 1)
+                        .sum::<usize>()
+                    + next.as_ref().map_or(0, |c| c.len() + 14);
+                Reply::encoded_with(id, size, |out| {
+                    out.extend_from_slice(list.head.as_bytes());
+                    for (n, &i) in items.iter().enumerate() {
+                        if n > 0 {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(list.items[i].get().as_bytes());
+                    }
+                    let mut tail = list.tail.as_bytes();
+                    if let Some(cursor) = &next {
+                        // `]` closes the items; the cursor goes between it and the rest.
+                        out.extend_from_slice(b"],\"nextCursor\":");
+                        out.extend_from_slice(cursor.as_bytes());
+                        tail = &tail[1..];
+                    }
+                    out.extend_from_slice(tail);
+                })
+            }
+        }
+    }
 }
 
 /// One list, as pre-encoded result pages.
@@ -92,15 +198,12 @@ impl PagedList {
             .collect();
         let len = items.len();
         let scoped = scopes.iter().any(|s| !s.is_empty()).then(|| {
-            let meta = meta.clone();
             let private = CachePolicy::new(cache.ttl_ms, CacheScope::Private);
-            Scoped {
+            Scoped::new(
+                &items,
                 scopes,
-                encode: Box::new(move |indices: &[usize], next| {
-                    let page = indices.iter().map(|&i| items[i].clone()).collect();
-                    encode(make(page, next, private), &meta)
-                }),
-            }
+                &encode(make(Vec::new(), None, private), meta),
+            )
         });
         PagedList {
             fingerprint,
@@ -131,24 +234,39 @@ impl PagedList {
         &self,
         cursor: Option<&str>,
         extensions: &Extensions,
-    ) -> Result<Cow<'_, RawValue>, ErrorObject> {
+    ) -> Result<Page<'_>, ErrorObject> {
         let (Some(scoped), Some(principal)) = (&self.scoped, extensions.get::<Principal>()) else {
-            return self.page(cursor).map(Cow::Borrowed);
+            return self.page(cursor).map(Page::Encoded);
         };
         let default = ScopeHierarchy::default();
         let hierarchy = extensions.get::<ScopeHierarchy>().unwrap_or(&default);
-        let visible: Vec<usize> = (0..self.len)
-            .filter(|&i| hierarchy.allows(principal, &scoped.scopes[i]))
-            .collect();
-        let digest: String = visible.iter().map(|i| format!("{i},")).collect();
-        let fingerprint = cursor::fingerprint(&self.fingerprint, digest.as_bytes());
+        let visible = scoped.visible(hierarchy, principal);
+        // A caller's pages are a list of their own, named by which items it sees; the name
+        // is needed only to read or write a cursor.
+        let paged = cursor.is_some() || visible.len() > self.page_size;
+        let fingerprint = if paged {
+            let mut digest = String::with_capacity(visible.len() * 4);
+            for i in &visible {
+                let _ = write!(digest, "{i},");
+            }
+            cursor::fingerprint(&self.fingerprint, digest.as_bytes())
+        } else {
+            String::new()
+        };
         let start = match cursor {
             None => 0,
             Some(c) => self.offset(c, &fingerprint, visible.len())?,
         };
         let end = (start + self.page_size).min(visible.len());
         let next = (end < visible.len()).then(|| cursor::encode(&fingerprint, end));
-        Ok(Cow::Owned((scoped.encode)(&visible[start..end], next)))
+        let mut items = visible;
+        items.truncate(end);
+        items.drain(..start);
+        Ok(Page::Visible {
+            list: scoped,
+            items,
+            next,
+        })
     }
 }
 
@@ -273,4 +391,165 @@ fn prompts(registry: &Registry, s: &ListSettings) -> Arc<PagedList> {
         s,
         ListPromptsResult::new,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Implementation, JsonObject, Tool};
+
+    fn settings(page_size: usize) -> ListSettings {
+        ListSettings {
+            page_size,
+            cache: CachePolicy::new(60_000, CacheScope::Public),
+            meta: ResultMeta {
+                server_info: Some(Arc::new(Implementation::new("lists-test", "1.0.0"))),
+                extra: JsonObject::new(),
+            },
+        }
+    }
+
+    /// Tool `i` of `n`: every third needs `files:read`, every fifth `files:write` too.
+    fn scoped_tools(n: usize, page_size: usize) -> (Vec<Tool>, PagedList) {
+        let tools: Vec<Tool> = (0..n)
+            .map(|i| {
+                let mut t = Tool::new(format!("t{i} \"quoted\" é"), JsonObject::new());
+                t.description = Some(format!("tool {i}"));
+                t
+            })
+            .collect();
+        let scopes = (0..n)
+            .map(|i| match (i % 3, i % 5) {
+                (0, 0) => vec!["files:read".to_owned(), "files:write".to_owned()],
+                (0, _) => vec!["files:read".to_owned()],
+                _ => Vec::new(),
+            })
+            .collect();
+        let list = PagedList::build(
+            "tools",
+            tools.clone(),
+            scopes,
+            &settings(page_size),
+            ListToolsResult::new,
+        );
+        (tools, list)
+    }
+
+    fn as_caller(scopes: &[&str]) -> Extensions {
+        let mut e = Extensions::new();
+        let mut p = Principal::new("caller");
+        p.scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
+        e.insert(p);
+        e
+    }
+
+    /// What the page would be if its items were cloned and serialized, the way the pages of
+    /// a scoped list were made before they were spliced.
+    fn serialized(items: Vec<Tool>, next: Option<String>, page_size: usize) -> Vec<u8> {
+        let s = settings(page_size);
+        let private = CachePolicy::new(s.cache.ttl_ms, CacheScope::Private);
+        let page = encode(ListToolsResult::new(items, next, private), &s.meta);
+        Reply::encoded(&RequestId::Number(7), &page).body.to_vec()
+    }
+
+    fn page_items(reply: &Reply) -> (Vec<String>, Option<String>) {
+        let v: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+        let names = v["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        (names, v["result"]["nextCursor"].as_str().map(str::to_owned))
+    }
+
+    #[test]
+    fn a_spliced_page_is_byte_for_byte_the_serialized_one() {
+        let id = RequestId::Number(7);
+        // (Item 0 needs scopes, so every one of these lists is a scoped one.)
+        for (n, page_size) in [(1, 10), (10, 10), (23, 5), (40, 7), (5, 1)] {
+            let (tools, list) = scoped_tools(n, page_size);
+            for granted in [&[][..], &["files:read"], &["files:read", "files:write"]] {
+                let caller = as_caller(granted);
+                let allowed = |i: usize| match (i % 3, i % 5) {
+                    (0, 0) => granted.len() == 2,
+                    (0, _) => !granted.is_empty(),
+                    _ => true,
+                };
+                let visible: Vec<Tool> = (0..n)
+                    .filter(|&i| allowed(i))
+                    .map(|i| tools[i].clone())
+                    .collect();
+                // Walk every page, following the cursors.
+                let (mut cursor, mut offset) = (None::<String>, 0);
+                loop {
+                    let page = list.page_for(cursor.as_deref(), &caller).unwrap();
+                    let reply = page.reply(&id);
+                    let (_, next) = page_items(&reply);
+                    let end = (offset + page_size).min(visible.len());
+                    let want = serialized(visible[offset..end].to_vec(), next.clone(), page_size);
+                    assert_eq!(
+                        String::from_utf8(reply.body.to_vec()).unwrap(),
+                        String::from_utf8(want).unwrap(),
+                        "{n} tools, page size {page_size}, scopes {granted:?}, offset {offset}"
+                    );
+                    assert_eq!(next.is_some(), end < visible.len());
+                    match next {
+                        Some(c) => (cursor, offset) = (Some(c), end),
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn each_caller_pages_through_only_what_it_may_see() {
+        let (_, list) = scoped_tools(23, 5);
+        let walk = |caller: &Extensions| {
+            let mut names = Vec::new();
+            let mut cursor = None;
+            loop {
+                let reply = list
+                    .page_for(cursor.as_deref(), caller)
+                    .unwrap()
+                    .reply(&RequestId::Number(1));
+                let (page, next) = page_items(&reply);
+                names.extend(page);
+                match next {
+                    Some(c) => cursor = Some(c),
+                    None => return names,
+                }
+            }
+        };
+        let reader = walk(&as_caller(&["files:read"]));
+        let nobody = walk(&as_caller(&[]));
+        // 23 tools: 8 need files:read (0, 3, …, 21), 2 of them files:write too (0, 15).
+        assert_eq!(reader.len(), 21);
+        assert_eq!(nobody.len(), 15);
+        assert!(
+            nobody
+                .iter()
+                .all(|n| !reader.is_empty() && reader.contains(n))
+        );
+        assert!(
+            !reader
+                .iter()
+                .any(|n| n.starts_with("t0 ") || n.starts_with("t15 "))
+        );
+        // A cursor names the caller's own view: another caller's is refused.
+        let reader_cursor = page_items(
+            &list
+                .page_for(None, &as_caller(&["files:read"]))
+                .unwrap()
+                .reply(&RequestId::Number(1)),
+        )
+        .1
+        .unwrap();
+        let refused = list.page_for(Some(&reader_cursor), &as_caller(&[]));
+        assert_eq!(refused.err().unwrap().code, -32602);
+        // Without a principal: the pre-encoded public pages, everything in them.
+        let public = list.page_for(None, &Extensions::new()).unwrap();
+        assert!(matches!(public, Page::Encoded(_)));
+    }
 }

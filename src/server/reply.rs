@@ -69,18 +69,28 @@ impl Reply {
     /// `server/discover`): the id is spliced in, the result copied once into a buffer of
     /// the exact size.
     pub(crate) fn encoded(id: &RequestId, result: &RawValue) -> Self {
+        let result = result.get().as_bytes();
+        Self::encoded_with(id, result.len(), |out| out.extend_from_slice(result))
+    }
+
+    /// A success response whose result `write` appends, already encoded, to the buffer (of
+    /// which it needs about `size` bytes): the id is spliced in before it.
+    pub(crate) fn encoded_with(
+        id: &RequestId,
+        size: usize,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> Self {
         const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
         const RESULT: &[u8] = br#","result":"#;
-        let result = result.get().as_bytes();
         let id_len = match id {
             RequestId::Number(_) => 20,
             RequestId::String(s) => s.len() + 2,
         };
-        let mut body = Vec::with_capacity(HEAD.len() + id_len + RESULT.len() + result.len() + 1);
+        let mut body = Vec::with_capacity(HEAD.len() + id_len + RESULT.len() + size + 1);
         body.extend_from_slice(HEAD);
         serde_json::to_writer(&mut body, id).expect("a request id always serializes");
         body.extend_from_slice(RESULT);
-        body.extend_from_slice(result);
+        write(&mut body);
         body.push(b'}');
         Reply {
             body: Bytes::from(body),
