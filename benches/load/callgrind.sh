@@ -2,7 +2,7 @@
 # Instructions per request (callgrind): the reference server and the bare axum baseline.
 #
 #   bash benches/load/callgrind.sh [--requests N]
-#                                  [--cases "echo list list_scoped discover echo100k legacy"]
+#                                  [--cases "echo list list_scoped discover echo100k legacy stdio"]
 #                                  [--no-build] [--bin-dir DIR]
 #
 # Unlike req/s, instruction counts repeat within about 1-2% between runs, so they compare
@@ -18,6 +18,10 @@
 # the request by a layer, in place of an authorization layer's token check, which
 # benches/auth.rs measures): the caller sees all 100, so the answer is the same size; the
 # table adds its ratio to the unscoped list when both ran (no baseline: it has no scopes).
+# The `stdio` case is the same 2026 echo call (with `_meta`, no initialize) sent to the
+# reference binary with `--transport stdio`: one line on stdin, one answer read from stdout,
+# one request at a time (as on the HTTP connection); every answer is checked. It has no
+# baseline of its own: the table gives its ratio to the HTTP echo.
 # Prints a table and writes it to target/load/callgrind.md; the profiles stay in
 # target/load/callgrind/ for callgrind_annotate. Same request bodies and headers as run.sh.
 # --bin-dir DIR measures stateless-mcp, load_server and bare_axum_baseline copied into DIR
@@ -27,7 +31,7 @@ set -euo pipefail
 REQUESTS=500
 WARMUP=50
 BUILD=1
-CASES_WANTED="echo list list_scoped discover echo100k legacy"
+CASES_WANTED="echo list list_scoped discover echo100k legacy stdio"
 BIN_DIR=
 
 while [[ $# -gt 0 ]]; do
@@ -142,6 +146,39 @@ measure() {
     awk -v t="$total" -v n="$REQUESTS" 'BEGIN { printf "%.0f\n", t / n }'
 }
 
+# measure_stdio: instructions per echo request of the reference binary over stdio.
+measure_stdio() {
+    local log=$WORK/callgrind.stdio.log out=$PROFILES/stdio.ours.out in_fifo=$WORK/stdio.in
+    local out_fifo=$WORK/stdio.out line i n body expect
+    rm -f "$out" "$out".* "$in_fifo" "$out_fifo"
+    mkfifo "$in_fifo" "$out_fifo"
+    valgrind --tool=callgrind --callgrind-out-file="$out" \
+        "$OURS_BIN" --transport stdio <"$in_fifo" >"$out_fifo" 2>"$log" &
+    PID=$!
+    exec 7>"$in_fifo" 8<"$out_fifo"
+    body=$(cat "$WORK/echo.json")
+    expect=$(cat "$WORK/echo.expect")
+    # one_call ID: writes the echo call with this id, reads and checks its answer.
+    one_call() {
+        printf '%s\n' "${body/\"id\":1,/\"id\":$1,}" >&7
+        IFS= read -r -t 120 line <&8 || { echo "callgrind.sh: no stdio answer to request $1" >&2; cat "$log" >&2; exit 1; }
+        [[ "$line" == *"\"id\":$1,"* && "$line" == *"$expect"* ]] ||
+            { echo "callgrind.sh: unexpected stdio answer: $line" >&2; exit 1; }
+    }
+    for ((i = 1; i <= WARMUP; i++)); do one_call "$i"; done
+    callgrind_control -z "$PID" >/dev/null
+    n=$((WARMUP + REQUESTS))
+    for ((i = WARMUP + 1; i <= n; i++)); do one_call "$i"; done
+    callgrind_control -d "$PID" >/dev/null
+    exec 7>&- 8<&-
+    wait "$PID" 2>/dev/null || true
+    PID=
+    rm -f "$in_fifo" "$out_fifo"
+    local total
+    total=$(awk '/^summary:/ { s += $2 } END { print s + 0 }' "$out".1)
+    awk -v t="$total" -v n="$REQUESTS" 'BEGIN { printf "%.0f\n", t / n }'
+}
+
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
 {
@@ -172,9 +209,19 @@ if [[ -n "${OURS_BY_CASE[list_scoped]-}" && -n "${OURS_BY_CASE[list]-}" ]]; then
     awk -v s="${OURS_BY_CASE[list_scoped]}" -v l="${OURS_BY_CASE[list]}" 'BEGIN {
         printf "\nScoped list (50 of 100 tools scoped, caller sees all) / unscoped list: %d / %d = %.2f\n", s, l, s / l }' >>"$OUT/callgrind.md"
 fi
+if [[ " $CASES_WANTED " == *" stdio "* ]]; then
+    o=$(measure_stdio)
+    OURS_BY_CASE[stdio]=$o
+    echo "-- tools/call echo over stdio: ours $o" >&2
+    awk -v o="$o" 'BEGIN { printf "| tools/call echo over stdio (no baseline) | %d | | |\n", o }' >>"$OUT/callgrind.md"
+fi
 if [[ -n "${OURS_BY_CASE[legacy]-}" && -n "${OURS_BY_CASE[echo]-}" ]]; then
     awk -v l="${OURS_BY_CASE[legacy]}" -v e="${OURS_BY_CASE[echo]}" 'BEGIN {
         printf "\nLegacy echo (session id, store lookup) / 2026 echo: %d / %d = %.2f\n", l, e, l / e }' >>"$OUT/callgrind.md"
+fi
+if [[ -n "${OURS_BY_CASE[stdio]-}" && -n "${OURS_BY_CASE[echo]-}" ]]; then
+    awk -v s="${OURS_BY_CASE[stdio]}" -v e="${OURS_BY_CASE[echo]}" 'BEGIN {
+        printf "\nstdio echo / 2026 HTTP echo: %d / %d = %.2f\n", s, e, s / e }' >>"$OUT/callgrind.md"
 fi
 echo >&2
 cat "$OUT/callgrind.md"
