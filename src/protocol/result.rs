@@ -150,4 +150,11 @@ pub(crate) trait StampResult {
     fn content_size_hint(&self) -> usize {
         0
     }
+
+    /// Writes the result as serde would, but without `_meta`, when its shape allows a
+    /// direct encoding (no serde machinery for the constant keys); `false` (nothing written)
+    /// otherwise. Only called when `_meta` is empty.
+    fn encode_plain(&self, _out: &mut Vec<u8>) -> bool {
+        false
+    }
 }

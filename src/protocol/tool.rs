@@ -237,4 +237,45 @@ impl StampResult for CallToolResult {
     fn content_size_hint(&self) -> usize {
         self.content.iter().map(ContentBlock::payload_len).sum()
     }
+
+    /// Text blocks without annotations or `_meta`, no `structuredContent` (the common tool
+    /// result): byte for byte what the derived `Serialize` writes, without `_meta`.
+    fn encode_plain(&self, out: &mut Vec<u8>) -> bool {
+        let plain = self.structured_content.is_none()
+            && self.content.iter().all(|c| {
+                matches!(
+                    c,
+                    ContentBlock::Text {
+                        annotations: None,
+                        meta: None,
+                        ..
+                    }
+                )
+            });
+        if !plain {
+            return false;
+        }
+        out.extend_from_slice(match self.result_type {
+            ResultType::Complete => br#"{"resultType":"complete","content":["#,
+            ResultType::InputRequired => br#"{"resultType":"input_required","content":["#,
+        });
+        for (i, block) in self.content.iter().enumerate() {
+            if let ContentBlock::Text { text, .. } = block {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                serde_json::to_writer(&mut *out, text).expect("a string always serializes");
+                out.push(b'}');
+            }
+        }
+        out.push(b']');
+        match self.is_error {
+            None => {}
+            Some(true) => out.extend_from_slice(br#","isError":true"#),
+            Some(false) => out.extend_from_slice(br#","isError":false"#),
+        }
+        out.push(b'}');
+        true
+    }
 }

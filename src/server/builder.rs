@@ -460,6 +460,7 @@ impl ServerBuilder {
                 supported_versions,
                 result_meta,
                 read_cache: self.read_cache,
+                stamp: super::reply::Stamp::new(server_info.clone()),
                 server_info,
                 event_buffer: self.event_buffer,
                 state_keys: self.state_keys.unwrap_or_else(|| {

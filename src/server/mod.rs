@@ -81,6 +81,8 @@ pub(crate) struct Inner {
     pub(crate) result_meta: ResultMeta,
     pub(crate) read_cache: CachePolicy,
     pub(crate) server_info: Arc<Implementation>,
+    /// `server_info` as the `_meta` member of results, encoded once.
+    pub(crate) stamp: reply::Stamp,
     pub(crate) event_buffer: usize,
     pub(crate) state_keys: StateKeys,
     pub(crate) state_ttl: std::time::Duration,

@@ -4,12 +4,44 @@
 //! May import: `protocol` only. `outcome` and `listen` both build on it.
 
 use std::fmt;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::protocol::{ErrorCode, ErrorObject, ErrorResponse, RequestId, ResponseRef};
+use crate::protocol::{
+    ErrorCode, ErrorObject, ErrorResponse, Implementation, RequestId, ResponseRef, SERVER_INFO_KEY,
+    StampResult,
+};
+
+/// The head of every success response, up to the id.
+const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+/// Between the id and the result.
+const RESULT: &[u8] = br#","result":"#;
+
+/// The server's `serverInfo`, and the `_meta` member that carries it encoded once
+/// (`"_meta":{"io.modelcontextprotocol/serverInfo":{…}}`), so a result is not stamped by
+/// serializing the server's `Implementation` again on every request.
+#[derive(Debug)]
+pub(crate) struct Stamp {
+    info: Arc<Implementation>,
+    member: Box<[u8]>,
+}
+
+impl Stamp {
+    pub(crate) fn new(info: Arc<Implementation>) -> Self {
+        let mut member = br#""_meta":{"#.to_vec();
+        serde_json::to_writer(&mut member, SERVER_INFO_KEY).expect("a key always serializes");
+        member.push(b':');
+        serde_json::to_writer(&mut member, &*info).expect("an Implementation always serializes");
+        member.push(b'}');
+        Stamp {
+            info,
+            member: member.into_boxed_slice(),
+        }
+    }
+}
 
 /// One encoded JSON-RPC response.
 #[derive(Clone, PartialEq, Eq)]
@@ -65,6 +97,58 @@ impl Reply {
         }
     }
 
+    /// A success response carrying `result` stamped with the server's `serverInfo`, as
+    /// [`result_sized`](Self::result_sized) with `result`'s `_meta.serverInfo` set would
+    /// encode it (the same JSON, `_meta` last). A result whose `_meta` is empty (the common
+    /// case) gets the pre-encoded `_meta` member spliced in, and a plain one
+    /// ([`StampResult::encode_plain`]) is written without serde; one with other `_meta` keys
+    /// is serialized with them.
+    pub(crate) fn stamped<T: Serialize + StampResult + ?Sized>(
+        id: &RequestId,
+        result: &mut T,
+        stamp: &Stamp,
+    ) -> Self {
+        let content_size = result.content_size_hint();
+        if !result.meta_mut().is_empty() {
+            result.meta_mut().server_info = Some(stamp.info.clone());
+            return Self::result_sized(id, result, content_size);
+        }
+        let mut body =
+            Vec::with_capacity(content_size + content_size / 16 + 512 + stamp.member.len());
+        body.extend_from_slice(HEAD);
+        serde_json::to_writer(&mut body, id).expect("a request id always serializes");
+        body.extend_from_slice(RESULT);
+        let start = body.len();
+        if !result.encode_plain(&mut body) {
+            body.truncate(start);
+            if let Err(e) = serde_json::to_writer(&mut body, &*result) {
+                tracing::error!(error = %e, "a result failed to serialize");
+                return Self::error(
+                    Some(id.clone()),
+                    ErrorObject::internal_error("Internal error"),
+                );
+            }
+        }
+        // The result is an object: `_meta` goes before its closing brace.
+        match body.pop() {
+            Some(b'}') => {}
+            _ => {
+                result.meta_mut().server_info = Some(stamp.info.clone());
+                return Self::result_sized(id, result, content_size);
+            }
+        }
+        if body.last() != Some(&b'{') {
+            body.push(b',');
+        }
+        body.extend_from_slice(&stamp.member);
+        body.extend_from_slice(b"}}");
+        Reply {
+            body: Bytes::from(body),
+            error_code: None,
+            retry_after_secs: None,
+        }
+    }
+
     /// A success response around a result encoded already (a pre-serialized list page or
     /// `server/discover`): the id is spliced in, the result copied once into a buffer of
     /// the exact size.
@@ -80,8 +164,6 @@ impl Reply {
         size: usize,
         write: impl FnOnce(&mut Vec<u8>),
     ) -> Self {
-        const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-        const RESULT: &[u8] = br#","result":"#;
         let id_len = match id {
             RequestId::Number(_) => 20,
             RequestId::String(s) => s.len() + 2,
@@ -136,6 +218,54 @@ mod tests {
             assert_eq!(spliced, Reply::result(&id, &*page));
             let v: serde_json::Value = serde_json::from_slice(&spliced.body).unwrap();
             assert_eq!(v["result"]["resultType"], "complete");
+        }
+    }
+
+    #[test]
+    fn a_stamped_result_matches_a_serialized_one() {
+        use crate::protocol::{CallToolResult, ContentBlock, JsonObject};
+        let info = Arc::new(Implementation::new("s \"q\"", "1.0"));
+        let stamp = Stamp::new(info.clone());
+        let mut with_extra = CallToolResult::text("x");
+        with_extra
+            .meta
+            .extra
+            .insert("com.example/k".into(), serde_json::json!(1));
+        let mut annotated = CallToolResult::new(vec![
+            ContentBlock::text("a"),
+            ContentBlock::image_base64("aGk=", "image/png"),
+        ]);
+        annotated.is_error = Some(false);
+        let mut annotated_text = ContentBlock::text("t");
+        if let ContentBlock::Text { annotations, .. } = &mut annotated_text {
+            *annotations = Some(crate::protocol::Annotations::default());
+        }
+        let mut meta_block = ContentBlock::text("m");
+        if let ContentBlock::Text { meta, .. } = &mut meta_block {
+            *meta = Some(JsonObject::new());
+        }
+        let cases = [
+            CallToolResult::text("plain \"quoted\" \u{1} é"),
+            CallToolResult::error("failed"),
+            CallToolResult::new(vec![]),
+            CallToolResult::new(vec![ContentBlock::text("a"), ContentBlock::text("b")]),
+            CallToolResult::structured(serde_json::json!({"n": 1})),
+            CallToolResult::new(vec![meta_block]),
+            CallToolResult::new(vec![annotated_text]),
+            annotated,
+            with_extra,
+        ];
+        for (i, case) in cases.into_iter().enumerate() {
+            for id in [RequestId::Number(7), RequestId::from("a \"b\"")] {
+                let mut expected = case.clone();
+                expected.meta.server_info = Some(info.clone());
+                let mut stamped = case.clone();
+                assert_eq!(
+                    Reply::stamped(&id, &mut stamped, &stamp),
+                    Reply::result(&id, &expected),
+                    "case {i}"
+                );
+            }
         }
     }
 }

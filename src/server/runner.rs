@@ -104,10 +104,7 @@ impl Server {
                 .await;
             let inner = &server.inner;
             match outcome {
-                Ok(Ok(mut result)) => {
-                    result.meta_mut().server_info = Some(inner.server_info.clone());
-                    Reply::result_sized(&id, &result, result.content_size_hint())
-                }
+                Ok(Ok(mut result)) => Reply::stamped(&id, &mut result, &inner.stamp),
                 Ok(Err(Stop::Input(ask))) => match asking {
                     Some((b, asker)) => {
                         match server.input_required(ask, &b.resolve(), asker.client_capabilities())
