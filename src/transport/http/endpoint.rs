@@ -1,7 +1,9 @@
 //! The MCP endpoint handler: HTTP checks in ladder order, then dispatch.
 
+use std::future::Future as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::body::{Body, HttpBody as _};
@@ -68,13 +70,23 @@ async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes,
     if body.size_hint().lower() > limit as u64 {
         return Err(too_large(limit));
     }
-    let Ok(read) = tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await else {
-        metrics::record_refusal(Refusal::BodyTimeout);
-        return Err(BodyTimeout(format!(
-            "The request body did not arrive within {} s",
-            timeout.as_secs_f32()
-        ))
-        .into_response());
+    let mut collect = std::pin::pin!(Limited::new(body, limit).collect());
+    // A small body has usually arrived with the request head: polled once, it needs no
+    // timer (arming one costs the timer wheel a registration and a removal per request).
+    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(read) => read,
+        Poll::Pending => {
+            let Ok(read) = tokio::time::timeout(timeout, collect).await else {
+                metrics::record_refusal(Refusal::BodyTimeout);
+                return Err(BodyTimeout(format!(
+                    "The request body did not arrive within {} s",
+                    timeout.as_secs_f32()
+                ))
+                .into_response());
+            };
+            read
+        }
     };
     match read {
         Ok(collected) => Ok(collected.to_bytes()),

@@ -21,8 +21,13 @@ fn refuses(param: &str) -> bool {
 
 /// Reads `Accept`: it must allow `application/json` (no header allows everything).
 pub(crate) fn accepts(headers: &HeaderMap) -> Result<Accepts, NotAcceptable> {
-    let mut values = headers.get_all(ACCEPT).iter().peekable();
-    if values.peek().is_none() {
+    let all = headers.get_all(ACCEPT);
+    let mut values = all.iter().peekable();
+    let Some(first) = values.peek() else {
+        return Ok(Accepts { sse: true });
+    };
+    // What MCP clients send (the spec's wording), recognised without parsing.
+    if first.as_bytes() == b"application/json, text/event-stream" && all.iter().nth(1).is_none() {
         return Ok(Accepts { sse: true });
     }
     let (mut json, mut sse) = (false, false);
@@ -68,6 +73,9 @@ pub(crate) fn content_type(headers: &HeaderMap) -> Result<(), UnsupportedMediaTy
     let Some(ct) = headers.get(CONTENT_TYPE) else {
         return Ok(());
     };
+    if ct.as_bytes() == b"application/json" {
+        return Ok(());
+    }
     let essence = ct
         .to_str()
         .unwrap_or("")

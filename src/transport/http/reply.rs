@@ -65,15 +65,12 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
 pub(crate) fn json(reply: Reply) -> Response {
     let status = StatusCode::from_u16(reply.http_status()).unwrap_or(StatusCode::OK);
     let retry_after = reply.retry_after_secs;
-    let mut response = (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        reply.body,
-    )
-        .into_response();
+    let mut response = Response::new(axum::body::Body::from(reply.body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     if let Some(secs) = retry_after {
         response
             .headers_mut()
