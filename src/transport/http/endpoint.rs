@@ -106,7 +106,7 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
         Some(Err(busy)) => return busy.into_response(),
     };
     if let Some(Err(wait)) = ep.rate.as_ref().map(|r| r.admit(&request)) {
-        return rate::refuse(request, wait).await;
+        return Box::pin(rate::refuse(request, wait)).await;
     }
     InFlightLimit::hold(observed(&ep, request).await, slot)
 }
@@ -151,16 +151,14 @@ async fn process(
     if parts.method != Method::POST {
         let mut probe = ep.server.start_probe(mirror);
         let span = probe.span().clone();
+        // The legacy branches are boxed: inline, their futures would make every request's
+        // future larger, and it is moved (copied) on its way into hyper.
         let response = match (session, &parts.method) {
             (Some(s), &Method::GET) => {
-                legacy::stream(ep, &parts, s, &mut probe)
-                    .instrument(span)
-                    .await
+                Box::pin(legacy::stream(ep, &parts, s, &mut probe).instrument(span)).await
             }
             (Some(s), &Method::DELETE) => {
-                legacy::end(ep, &parts, s, &mut probe)
-                    .instrument(span)
-                    .await
+                Box::pin(legacy::end(ep, &parts, s, &mut probe).instrument(span)).await
             }
             _ => return Err(MethodNotAllowed.into_response()),
         };
@@ -176,14 +174,16 @@ async fn process(
     if legacy && classify(&mirror.protocol_version, session.is_some(), &bytes) == Era::Legacy {
         let mut probe = ep.server.start_probe(mirror);
         let span = probe.span().clone();
-        let response = async {
-            let out = ep
-                .server
-                .handle_legacy(&bytes, session.as_deref(), extensions)
-                .await;
-            legacy::respond(out, accepts, ep.keep_alive, &mut probe).await
-        }
-        .instrument(span)
+        let response = Box::pin(
+            async {
+                let out = ep
+                    .server
+                    .handle_legacy(&bytes, session.as_deref(), extensions)
+                    .await;
+                legacy::respond(out, accepts, ep.keep_alive, &mut probe).await
+            }
+            .instrument(span),
+        )
         .await;
         return Ok(observed_legacy(response, probe));
     }
@@ -194,13 +194,15 @@ async fn process(
             drop(events);
             return Ok(reply::json(reply.await));
         }
+        Outcome::Ready(reply) => return Ok(reply::json(reply)),
         Outcome::Listen(listen) => {
             ep.close_listen_streams_on_shutdown();
             Outcome::Listen(listen)
         }
         other => other,
     };
-    Ok(reply::respond(outcome, accepts, ep.keep_alive).await)
+    // Boxed, as the legacy branches: streams are the rare case.
+    Ok(Box::pin(reply::respond(outcome, accepts, ep.keep_alive)).await)
 }
 
 /// A legacy exchange (observed in the endpoint: its sessions and streams are HTTP's): what the
