@@ -10,6 +10,7 @@ mod completion;
 mod content;
 mod discover;
 mod error;
+pub(crate) mod escape;
 mod ids;
 mod jsonrpc;
 mod keys;

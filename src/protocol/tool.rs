@@ -265,7 +265,7 @@ impl StampResult for CallToolResult {
                     out.push(b',');
                 }
                 out.extend_from_slice(br#"{"type":"text","text":"#);
-                serde_json::to_writer(&mut *out, text).expect("a string always serializes");
+                super::escape::write_str(out, text);
                 out.push(b'}');
             }
         }
