@@ -312,6 +312,28 @@ fn string(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
     crate::protocol::strict::json_str(raw?)
 }
 
+/// What the request span records of a request's `_meta` (borrowed: dispatch has it still
+/// in the body for a 2026 request, in a [`RequestMeta`] for a legacy one).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpanMeta<'a> {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    pub(crate) version: &'a str,
+    /// The client's self-reported name.
+    pub(crate) client: Option<&'a str>,
+    /// `traceparent`.
+    pub(crate) traceparent: Option<&'a str>,
+}
+
+impl<'a> From<&'a RequestMeta> for SpanMeta<'a> {
+    fn from(meta: &'a RequestMeta) -> Self {
+        SpanMeta {
+            version: &meta.protocol_version,
+            client: meta.client_info.as_ref().map(|i| i.name.as_str()),
+            traceparent: meta.traceparent.as_deref(),
+        }
+    }
+}
+
 /// Fills in the current request span once dispatch has read the request: method, id,
 /// protocol version, client name, the tool/prompt name or resource URI, and the trace
 /// context (from `_meta.traceparent`, else from the HTTP `traceparent` header that the
@@ -322,7 +344,7 @@ fn string(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
 pub(crate) fn on_request(
     id: &RequestId,
     method: &str,
-    meta: &RequestMeta,
+    meta: SpanMeta<'_>,
     name: Option<&RawValue>,
     uri: Option<&RawValue>,
     extensions: &Extensions,
@@ -358,7 +380,7 @@ pub(crate) fn on_request(
     else {
         return;
     };
-    let client = meta.client_info.as_ref().map(|i| i.name.as_str());
+    let client = meta.client;
     let (operation, tool, prompt, resource) = match method {
         TOOLS_CALL => (Some("execute_tool"), string(name), None, None),
         PROMPTS_GET => (None, None, string(name), None),
@@ -367,11 +389,10 @@ pub(crate) fn on_request(
     };
     let parent = meta
         .traceparent
-        .as_deref()
         .and_then(TraceParent::parse)
         .or_else(|| extensions.get::<TraceParent>().copied());
     let id = display(id);
-    let version = meta.protocol_version.as_str();
+    let version = meta.version;
     let (tool, prompt, resource) = (tool.as_deref(), prompt.as_deref(), resource.as_deref());
     let trace = parent.as_ref().map(TraceParent::trace_id);
     let parent_id = parent.as_ref().map(TraceParent::parent_id);

@@ -12,6 +12,7 @@ use super::error::ErrorObject;
 use super::ids::ProgressToken;
 use super::keys::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY};
 use super::notification::LoggingLevel;
+use super::strict::Str;
 
 /// The validated `_meta` of a request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -97,41 +98,67 @@ impl RequestMeta {
     }
 
     fn parse(raw: &RawValue) -> Result<Self, ErrorObject> {
-        let wire: MetaWire =
+        let wire: MetaWire<'_> =
             super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
                 .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
-        wire.into_meta()
+        wire.check()?;
+        Ok(wire.into_meta())
     }
 }
 
-impl MetaWire {
-    /// The validated `_meta`: the required fields must be there.
-    pub(crate) fn into_meta(self) -> Result<RequestMeta, ErrorObject> {
-        let protocol_version = self.protocol_version.ok_or_else(|| {
-            ErrorObject::invalid_params(format!(
+impl MetaWire<'_> {
+    /// Whether the required fields are there (`-32602` naming the first one missing).
+    pub(crate) fn check(&self) -> Result<(), ErrorObject> {
+        if self.protocol_version.is_none() {
+            return Err(ErrorObject::invalid_params(format!(
                 "Missing required _meta field {PROTOCOL_VERSION_KEY}"
-            ))
-        })?;
-        let client_capabilities = self.client_capabilities.ok_or_else(|| {
-            ErrorObject::invalid_params(format!(
+            )));
+        }
+        if self.client_capabilities.is_none() {
+            return Err(ErrorObject::invalid_params(format!(
                 "Missing required _meta field {CLIENT_CAPABILITIES_KEY}"
-            ))
-        })?;
-        Ok(RequestMeta {
-            protocol_version,
-            client_capabilities,
-            client_info: self.client_info,
+            )));
+        }
+        Ok(())
+    }
+
+    /// `io.modelcontextprotocol/protocolVersion` as sent (empty when missing: see
+    /// [`check`](Self::check)).
+    pub(crate) fn protocol_version(&self) -> &str {
+        self.protocol_version.as_ref().map_or("", |v| &v.0)
+    }
+
+    /// The client's self-reported name, if sent.
+    pub(crate) fn client_name(&self) -> Option<&str> {
+        self.client_info.as_ref().map(|i| &*i.name.0)
+    }
+
+    /// `traceparent`, if sent.
+    pub(crate) fn traceparent(&self) -> Option<&str> {
+        self.traceparent.as_deref()
+    }
+
+    /// The validated `_meta`, owned (after [`check`](Self::check); a missing required field
+    /// is left empty).
+    pub(crate) fn into_meta(self) -> RequestMeta {
+        RequestMeta {
+            protocol_version: self
+                .protocol_version
+                .map(|v| v.0.into_owned())
+                .unwrap_or_default(),
+            client_capabilities: self.client_capabilities.unwrap_or_default(),
+            client_info: self.client_info.map(ImplementationRef::into_owned),
             log_level: self.log_level,
             progress_token: self.progress_token,
             traceparent: self.traceparent,
             tracestate: self.tracestate,
             baggage: self.baggage,
             extra: self.extra,
-        })
+        }
     }
 }
 
-impl MetaWire {
+impl MetaWire<'_> {
     /// The `_meta` of a legacy request: the protocol version, capabilities and clientInfo
     /// of its session, the session's log level, and what the request sent itself
     /// (`progressToken`, trace context, other keys).
@@ -161,18 +188,52 @@ impl MetaWire {
 /// Read in one pass by hand: a derived `Deserialize` with `#[serde(flatten)]` for the other
 /// keys would first buffer the whole object, on every request. Only JSON objects are
 /// accepted. Dispatch reads it straight from the request body along with the rest of the
-/// message ([`MetaWire::into_meta`] then checks the required fields).
+/// message ([`MetaWire::check`] then checks the required fields). The protocol version and
+/// `clientInfo` stay borrowed from the body: only a request that runs a handler turns them
+/// into an owned [`RequestMeta`] ([`MetaWire::into_meta`]).
 #[derive(Default)]
-pub(crate) struct MetaWire {
-    protocol_version: Option<String>,
+pub(crate) struct MetaWire<'a> {
+    protocol_version: Option<Str<'a>>,
     client_capabilities: Option<ClientCapabilities>,
-    client_info: Option<Implementation>,
+    client_info: Option<ImplementationRef<'a>>,
     log_level: Option<LoggingLevel>,
     progress_token: Option<ProgressToken>,
     traceparent: Option<String>,
     tracestate: Option<String>,
     baggage: Option<String>,
     extra: JsonObject,
+}
+
+/// `clientInfo` as sent: an [`Implementation`] whose strings are borrowed from the body
+/// (same fields, same rules: it accepts exactly what `Implementation` accepts).
+#[derive(Deserialize)]
+struct ImplementationRef<'a> {
+    #[serde(borrow)]
+    name: Str<'a>,
+    #[serde(borrow)]
+    version: Str<'a>,
+    #[serde(default, borrow)]
+    title: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    description: Option<Str<'a>>,
+    #[serde(default, rename = "websiteUrl", borrow)]
+    website_url: Option<Str<'a>>,
+    #[serde(default)]
+    icons: Option<Vec<super::annotations::Icon>>,
+}
+
+impl ImplementationRef<'_> {
+    fn into_owned(self) -> Implementation {
+        let owned = |s: Str<'_>| s.0.into_owned();
+        Implementation {
+            name: owned(self.name),
+            version: owned(self.version),
+            title: self.title.map(owned),
+            description: self.description.map(owned),
+            website_url: self.website_url.map(owned),
+            icons: self.icons,
+        }
+    }
 }
 
 /// A JSON object or `null` (never an array read by position).
@@ -197,17 +258,17 @@ fn fill<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
     Ok(())
 }
 
-impl<'de> Deserialize<'de> for MetaWire {
+impl<'de: 'a, 'a> Deserialize<'de> for MetaWire<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MetaWire;
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = MetaWire<'a>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("the _meta object")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaWire, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaWire<'a>, A::Error> {
                 let mut w = MetaWire::default();
                 while let Some(super::strict::Str(key)) = map.next_key()? {
                     match &*key {
@@ -240,7 +301,7 @@ impl<'de> Deserialize<'de> for MetaWire {
                 Ok(w)
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_map(V(std::marker::PhantomData))
     }
 }
 

@@ -66,29 +66,29 @@ pub(crate) fn option_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 /// A JSON string, borrowed from the input unless it has escapes.
 pub(crate) struct Str<'de>(pub(crate) Cow<'de, str>);
 
-impl<'de> Deserialize<'de> for Str<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Str<'de>;
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Str<'a>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string")
             }
 
-            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Str<'a>, E> {
                 Ok(Str(Cow::Borrowed(v)))
             }
 
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Str<'a>, E> {
                 Ok(Str(Cow::Owned(v.to_owned())))
             }
 
-            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Str<'de>, E> {
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Str<'a>, E> {
                 Ok(Str(Cow::Owned(v)))
             }
         }
-        d.deserialize_str(V)
+        d.deserialize_str(V(PhantomData))
     }
 }
 

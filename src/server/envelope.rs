@@ -104,7 +104,7 @@ struct OnePass<'a> {
     #[serde(default, borrow)]
     method: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "object_or_null")]
-    params: Option<ParamsView<'a, MetaWire>>,
+    params: Option<ParamsView<'a, MetaWire<'a>>>,
     #[serde(default, borrow)]
     result: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -117,7 +117,7 @@ struct OnePass<'a> {
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Params<'a> {
     /// Read with the envelope; `None` when absent or `null`.
-    Read(Option<ParamsView<'a, MetaWire>>),
+    Read(Option<ParamsView<'a, MetaWire<'a>>>),
     /// Left raw, for the step-by-step read.
     Raw(Option<&'a RawValue>),
 }
@@ -143,26 +143,31 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// The params members and the validated `_meta` (`-32602` when params is not an object,
-    /// `_meta` is missing or invalid).
-    pub(super) fn read(self) -> Result<(ParamsView<'a>, RequestMeta), ErrorObject> {
+    /// The params members and the validated `_meta`, still borrowed from the body
+    /// (`-32602` when params is not an object, `_meta` is missing or invalid).
+    pub(super) fn read(self) -> Result<(ParamsView<'a>, MetaWire<'a>), ErrorObject> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
-                let meta = wire
-                    .ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?
-                    .into_meta()?;
-                return Ok((view, meta));
+                let wire =
+                    wire.ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
+                wire.check()?;
+                return Ok((view, wire));
             }
             Params::Raw(raw) => raw_view(raw)?,
         };
-        Ok((view, RequestMeta::from_raw(meta)?))
+        let raw = meta.ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
+        let wire: MetaWire<'a> =
+            crate::protocol::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
+                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
+        wire.check()?;
+        Ok((view, wire))
     }
 
     /// The params members and the `_meta` as sent, for a legacy request (whose `_meta`
     /// carries no protocol version or capabilities: the session does). `-32602` when
     /// params or `_meta` is not an object.
-    pub(super) fn read_legacy(self) -> Result<(ParamsView<'a>, MetaWire), ErrorObject> {
+    pub(super) fn read_legacy(self) -> Result<(ParamsView<'a>, MetaWire<'a>), ErrorObject> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
@@ -179,6 +184,26 @@ impl<'a> Params<'a> {
                 .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?,
             };
         Ok((view, wire))
+    }
+}
+
+/// A request's validated `_meta` on its way to its method: still borrowed from the body (a
+/// 2026 request), or built already (a legacy request's, from its session). Only methods
+/// that run a handler make it an owned [`RequestMeta`].
+pub(in crate::server) enum Meta<'a> {
+    /// Read from the body, checked.
+    Wire(MetaWire<'a>),
+    /// Built.
+    Owned(RequestMeta),
+}
+
+impl Meta<'_> {
+    /// The owned `_meta`.
+    pub(in crate::server) fn into_owned(self) -> RequestMeta {
+        match self {
+            Meta::Wire(wire) => wire.into_meta(),
+            Meta::Owned(meta) => meta,
+        }
     }
 }
 
@@ -291,7 +316,10 @@ mod tests {
         let stepwise = parse_message(body.as_bytes()).map(|m| Params::Raw(m.params));
         [one_pass, stepwise].map(|params| {
             let (view, meta) = params.map_err(|e| e.code)?.read().map_err(|e| e.code)?;
-            Ok((view.name.map(|n| n.get().to_owned()), meta.protocol_version))
+            Ok((
+                view.name.map(|n| n.get().to_owned()),
+                meta.protocol_version().to_owned(),
+            ))
         })
     }
 

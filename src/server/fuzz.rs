@@ -16,7 +16,10 @@ use crate::protocol::ClientCapabilities;
 /// error code.
 fn view(params: Result<Params<'_>, i32>) -> Result<(Option<String>, String), i32> {
     let (view, meta) = params?.read().map_err(|e| e.code)?;
-    Ok((view.name.map(|n| n.get().to_owned()), meta.protocol_version))
+    Ok((
+        view.name.map(|n| n.get().to_owned()),
+        meta.protocol_version().to_owned(),
+    ))
 }
 
 /// The one-pass read and the step-by-step read of `body` agree: on the params they find,

@@ -19,18 +19,16 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::Server;
-use super::envelope::{self, Params, ParamsView, optional_string};
+use super::envelope::{self, Meta, Params, ParamsView, optional_string};
 use super::legacy::Asker;
 use super::listen::{self, Honoured};
 use super::lists::Page;
 use super::mirror::MirroredHeaders;
 use super::outcome::Outcome;
-use crate::observability::RequestProbe;
+use crate::observability::{RequestProbe, SpanMeta};
 use crate::protocol::methods::{self, *};
 use crate::protocol::strict::json_str;
-use crate::protocol::{
-    ErrorObject, IdField, RequestId, RequestMeta, TASKS_CANCEL, TASKS_GET, TASKS_UPDATE,
-};
+use crate::protocol::{ErrorObject, IdField, RequestId, TASKS_CANCEL, TASKS_GET, TASKS_UPDATE};
 
 fn removed_method(method: &str, supported: &[&str]) -> ErrorObject {
     let mut e = ErrorObject::method_not_found(
@@ -133,17 +131,20 @@ impl Server {
             ));
         }
         let (view, meta) = params.read()?;
-        crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
+        let version = meta.protocol_version();
+        let span_meta = SpanMeta {
+            version,
+            client: meta.client_name(),
+            traceparent: meta.traceparent(),
+        };
+        crate::observability::on_request(id, method, span_meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {
-            m.check_protocol_version(&meta.protocol_version)?;
+            m.check_protocol_version(version)?;
         }
-        if !inner
-            .supported_versions
-            .contains(&meta.protocol_version.as_str())
-        {
+        if !inner.supported_versions.contains(&version) {
             return Err(ErrorObject::unsupported_protocol_version(
                 &inner.supported_versions,
-                &meta.protocol_version,
+                version,
             ));
         }
         if let Some(m) = mirror {
@@ -158,6 +159,7 @@ impl Server {
                 m.check_name(body.as_deref())?;
             }
         }
+        let meta = Meta::Wire(meta);
         self.dispatch_method(body, id, method, view, meta, mirror, extensions, None)
     }
 
@@ -171,7 +173,7 @@ impl Server {
         id: &RequestId,
         method: &str,
         view: ParamsView<'_>,
-        meta: RequestMeta,
+        meta: Meta<'_>,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
         asker: Option<Asker>,
@@ -212,22 +214,23 @@ impl Server {
             }
             TOOLS_CALL => {
                 self.gate(advertised.tools, method, "tools")?;
+                let meta = meta.into_owned();
                 self.call_tool(reg, body, id, meta, &view, mirror, extensions, asker)
             }
             RESOURCES_READ => {
                 self.gate(advertised.resources, method, "resources")?;
-                self.read_resource(reg, id, meta, &view, extensions, asker)
+                self.read_resource(reg, id, meta.into_owned(), &view, extensions, asker)
             }
             PROMPTS_GET => {
                 self.gate(advertised.prompts, method, "prompts")?;
-                self.get_prompt(reg, id, meta, &view, extensions, asker)
+                self.get_prompt(reg, id, meta.into_owned(), &view, extensions, asker)
             }
             COMPLETION_COMPLETE => {
                 let handler = reg
                     .completion
                     .clone()
                     .ok_or_else(|| not_advertised(method, "completions"))?;
-                self.complete(reg, id, meta, body, handler, extensions)
+                self.complete(reg, id, meta.into_owned(), body, handler, extensions)
             }
             SUBSCRIPTIONS_LISTEN => {
                 let honoured = Honoured {
@@ -256,7 +259,7 @@ impl Server {
                 )
             }
             TASKS_GET | TASKS_UPDATE | TASKS_CANCEL => {
-                self.task_method(id, method, meta, &view, extensions)
+                self.task_method(id, method, meta.into_owned(), &view, extensions)
             }
             _ => Err(ErrorObject::method_not_found(method, "unknown method")),
         }

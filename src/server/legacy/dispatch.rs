@@ -23,7 +23,7 @@ use crate::protocol::legacy::{
 use crate::protocol::methods::{DISCOVER, SUBSCRIPTIONS_LISTEN};
 use crate::protocol::strict::json_str;
 use crate::protocol::{ErrorObject, IdField, JsonObject, RequestId};
-use crate::server::envelope;
+use crate::server::envelope::{self, Meta};
 use crate::server::{Outcome, Reply, Server};
 use crate::session::SessionSettings;
 
@@ -324,7 +324,14 @@ impl Server {
             session.client_info.clone(),
             settings.log_level,
         );
-        crate::observability::on_request(id, method, &meta, view.name, view.uri, &extensions);
+        crate::observability::on_request(
+            id,
+            method,
+            (&meta).into(),
+            view.name,
+            view.uri,
+            &extensions,
+        );
         let asker = Asker {
             session: session.key,
             capabilities: session.capabilities,
@@ -332,6 +339,7 @@ impl Server {
             pending: legacy.pending.clone(),
             notifier: self.inner.notifier.clone(),
         };
+        let meta = Meta::Owned(meta);
         self.dispatch_method(body, id, method, view, meta, None, extensions, Some(asker))
     }
 
