@@ -13,7 +13,7 @@
 //!
 //! May import: `listen` (coverage, list choice), `spliced`, `notify`, `protocol`.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use bytes::Bytes;
@@ -34,6 +34,10 @@ use crate::protocol::{
 /// default ring size).
 pub(crate) const INBOX_CAPACITY: usize = crate::notify::DEFAULT_CAPACITY;
 
+/// The inbox capacity a drained stream keeps: a burst grows it (up to [`INBOX_CAPACITY`]),
+/// and it shrinks back once emptied.
+const IDLE_INBOX_CAPACITY: usize = 4;
+
 /// The list-changed methods, in the order of [`Interest::follows`].
 const LISTS: [&str; 3] = [
     TOOLS_LIST_CHANGED,
@@ -43,8 +47,6 @@ const LISTS: [&str; 3] = [
 
 /// What one stream asked for (and the server honours).
 pub(crate) struct Interest {
-    /// The listen request's id.
-    pub(crate) id: EncodedId,
     /// Whether it follows the tool, prompt and resource lists, in that order.
     pub(crate) follows: [bool; 3],
     /// The URIs it subscribed to.
@@ -69,7 +71,9 @@ pub(crate) enum Received {
 
 #[derive(Default)]
 struct Queue {
-    messages: VecDeque<Bytes>,
+    /// Shared with every stream the event went to: the stream's id is spliced in when it
+    /// takes the message, so the fan-out allocates nothing per stream.
+    messages: VecDeque<Arc<Spliced>>,
     lagged: bool,
     closed: bool,
 }
@@ -90,7 +94,7 @@ impl Inbox {
 
     /// Queues `message`; when the inbox is full, drops what it holds and marks it lagged.
     /// Whether the message was queued.
-    fn push(&self, message: Bytes) -> bool {
+    fn push(&self, message: &Arc<Spliced>) -> bool {
         self.with(|q| {
             if q.messages.len() >= INBOX_CAPACITY {
                 q.messages = VecDeque::new();
@@ -98,7 +102,7 @@ impl Inbox {
                 metrics::record_bus_lagged(1);
                 false
             } else {
-                q.messages.push_back(message);
+                q.messages.push_back(message.clone());
                 true
             }
         })
@@ -115,21 +119,28 @@ impl Inbox {
         self.with(|q| q.closed = true);
     }
 
-    /// The next message, resync or end. Cancel-safe: nothing is taken unless it returns.
-    pub(crate) async fn recv(&self) -> Received {
+    /// The next message (for the stream with the listen request id `id`), resync or end.
+    /// Cancel-safe: nothing is taken unless it returns.
+    pub(crate) async fn recv(&self, id: &EncodedId) -> Received {
         loop {
-            {
+            let message = {
                 let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
                 if q.lagged {
                     q.lagged = false;
                     return Received::Resync;
                 }
-                if let Some(m) = q.messages.pop_front() {
-                    return Received::Message(m);
-                }
-                if q.closed {
+                let message = q.messages.pop_front();
+                if message.is_none() && q.closed {
                     return Received::Closed;
                 }
+                if q.messages.is_empty() && q.messages.capacity() > IDLE_INBOX_CAPACITY {
+                    // A burst is over: an idle stream keeps a small inbox.
+                    q.messages = VecDeque::with_capacity(IDLE_INBOX_CAPACITY);
+                }
+                message
+            };
+            if let Some(m) = message {
+                return Received::Message(m.to(id));
             }
             // A push between the check and here leaves a permit: no wake-up is lost.
             self.wake.notified().await;
@@ -138,7 +149,6 @@ impl Inbox {
 }
 
 struct Entry {
-    id: EncodedId,
     follows: [bool; 3],
     principal: Option<String>,
     uris: Vec<String>,
@@ -147,26 +157,31 @@ struct Entry {
 }
 
 /// The open streams and the indexes into them.
+///
+/// Streams are kept and visited in the order they registered (keys count up): streams opened
+/// together — typically the streams of one HTTP/2 connection — are woken together, so each
+/// connection writes one batch of frames per event instead of a frame at a time, as a hash
+/// map's order would have it.
 struct Table {
     next: u64,
-    streams: HashMap<u64, Entry>,
-    by_uri: HashMap<String, HashSet<u64>>,
-    by_task: HashMap<String, HashSet<u64>>,
+    streams: BTreeMap<u64, Entry>,
+    by_uri: HashMap<String, BTreeSet<u64>>,
+    by_task: HashMap<String, BTreeSet<u64>>,
     /// The list-changed notifications, encoded once.
-    lists: [Spliced; 3],
+    lists: [Arc<Spliced>; 3],
     /// The task reading the bus, while it runs.
     task: Option<JoinHandle<()>>,
     /// Whether the task still reads the bus (false once the bus closed).
     live: bool,
 }
 
-fn index(map: &mut HashMap<String, HashSet<u64>>, keys: &[String], key: u64) {
+fn index(map: &mut HashMap<String, BTreeSet<u64>>, keys: &[String], key: u64) {
     for k in keys {
         map.entry(k.clone()).or_default().insert(key);
     }
 }
 
-fn unindex(map: &mut HashMap<String, HashSet<u64>>, keys: &[String], key: u64) {
+fn unindex(map: &mut HashMap<String, BTreeSet<u64>>, keys: &[String], key: u64) {
     for k in keys {
         if let Some(set) = map.get_mut(k) {
             set.remove(&key);
@@ -192,29 +207,40 @@ impl Table {
     fn new() -> Self {
         Table {
             next: 0,
-            streams: HashMap::new(),
+            streams: BTreeMap::new(),
             by_uri: HashMap::new(),
             by_task: HashMap::new(),
-            lists: LISTS.map(|method| Spliced::new(method, |meta| ListChangedParams { meta })),
+            lists: LISTS
+                .map(|method| Arc::new(Spliced::new(method, |meta| ListChangedParams { meta }))),
             task: None,
             live: false,
         }
     }
 
+    /// The streams following the list `list` (see [`Interest::follows`]), in registration
+    /// order.
+    fn followers(&self, list: usize) -> impl Iterator<Item = (u64, &Entry)> {
+        self.streams
+            .iter()
+            .filter(move |(_, e)| e.follows[list])
+            .map(|(k, e)| (*k, e))
+    }
+
     /// Sends the list-changed notification `list` to every stream following it.
     fn list_changed(&self, list: usize) {
         let mut n = 0;
-        for e in self.streams.values().filter(|e| e.follows[list]) {
-            n += u64::from(e.inbox.push(self.lists[list].to(&e.id)));
+        for (_, e) in self.followers(list) {
+            n += u64::from(e.inbox.push(&self.lists[list]));
         }
         metrics::record_notifications_delivered(LISTS[list], n);
     }
 
     /// Sends `message` to the streams `keys`.
-    fn send(&self, method: &'static str, keys: impl Iterator<Item = u64>, message: &Spliced) {
+    fn send(&self, method: &'static str, keys: impl Iterator<Item = u64>, message: Spliced) {
+        let message = Arc::new(message);
         let mut n = 0;
         for e in keys.filter_map(|k| self.streams.get(&k)) {
-            n += u64::from(e.inbox.push(message.to(&e.id)));
+            n += u64::from(e.inbox.push(&message));
         }
         metrics::record_notifications_delivered(method, n);
     }
@@ -241,7 +267,7 @@ impl Table {
                     meta,
                     uri: uri.clone(),
                 });
-                self.send(RESOURCES_UPDATED, keys.into_iter(), &message);
+                self.send(RESOURCES_UPDATED, keys.into_iter(), message);
             }
             ChangeEvent::TaskStatus(change) => {
                 let Some(keys) = self.by_task.get(&change.task.task_id) else {
@@ -256,7 +282,7 @@ impl Table {
                 let message = Spliced::new(TASKS_NOTIFICATION, move |meta| {
                     TaskNotificationParams::new(task.clone(), meta)
                 });
-                self.send(TASKS_NOTIFICATION, keys, &message);
+                self.send(TASKS_NOTIFICATION, keys, message);
             }
             ChangeEvent::ServerFingerprint(theirs) => {
                 for method in changed_lists([true; 3], ours, Some(theirs)) {
@@ -340,7 +366,6 @@ impl Hub {
         t.streams.insert(
             key,
             Entry {
-                id: interest.id,
                 follows: interest.follows,
                 principal: interest.principal,
                 uris: interest.uris,
@@ -395,6 +420,7 @@ async fn run(
 mod tests {
     use super::*;
     use crate::server::listen::covers;
+    use std::collections::HashSet;
 
     #[test]
     fn covering_prefixes_find_exactly_the_covering_subscriptions() {
@@ -435,7 +461,6 @@ mod tests {
 
     fn interest(id: i64, follows: [bool; 3], uris: &[&str], tasks: &[&str]) -> Interest {
         Interest {
-            id: EncodedId::new(crate::protocol::RequestId::Number(id)),
             follows,
             uris: uris.iter().map(|u| u.to_string()).collect(),
             task_ids: tasks.iter().map(|t| t.to_string()).collect(),
@@ -443,11 +468,16 @@ mod tests {
         }
     }
 
-    /// The method and subscription id of what `inbox` holds now.
-    async fn drained(inbox: &Inbox) -> Vec<String> {
+    fn id(n: i64) -> EncodedId {
+        EncodedId::new(crate::protocol::RequestId::Number(n))
+    }
+
+    /// The method and subscription id of what `inbox` (of the stream with id `n`) holds now.
+    async fn drained(inbox: &Inbox, n: i64) -> Vec<String> {
         let mut out = Vec::new();
+        let id = id(n);
         while let Ok(r) =
-            tokio::time::timeout(std::time::Duration::from_millis(50), inbox.recv()).await
+            tokio::time::timeout(std::time::Duration::from_millis(50), inbox.recv(&id)).await
         {
             match r {
                 Received::Message(m) => {
@@ -517,7 +547,7 @@ mod tests {
         theirs.prompts = "other".into();
         publish(ChangeEvent::ServerFingerprint(theirs)).await;
         assert_eq!(
-            drained(&a).await,
+            drained(&a, 1).await,
             [
                 "notifications/tools/list_changed 1",
                 "notifications/resources/updated 1",
@@ -525,14 +555,14 @@ mod tests {
             ]
         );
         assert_eq!(
-            drained(&b).await,
+            drained(&b, 2).await,
             [
                 "notifications/resources/updated 2",
                 "notifications/prompts/list_changed 2"
             ]
         );
         assert_eq!(
-            drained(&c).await,
+            drained(&c, 3).await,
             [
                 "notifications/tools/list_changed 3",
                 "notifications/prompts/list_changed 3"
@@ -550,22 +580,69 @@ mod tests {
             uri: "file:///p/a".into(),
         })
         .await;
-        assert_eq!(drained(&a).await, ["notifications/resources/updated 1"]);
-        assert!(drained(&b).await.is_empty());
+        assert_eq!(drained(&a, 1).await, ["notifications/resources/updated 1"]);
+        assert!(drained(&b, 2).await.is_empty());
+    }
+
+    /// A message whose text is `i` followed by the stream's id.
+    fn numbered(i: usize) -> Arc<Spliced> {
+        Arc::new(Spliced::Split {
+            before: Bytes::from(i.to_string()),
+            after: Bytes::new(),
+        })
     }
 
     #[tokio::test]
     async fn a_full_inbox_resyncs_instead_of_growing() {
         let inbox = Inbox::default();
         for i in 0..INBOX_CAPACITY + 3 {
-            inbox.push(Bytes::from(i.to_string()));
+            inbox.push(&numbered(i));
         }
-        assert_eq!(inbox.recv().await, Received::Resync);
-        // What came after the overflow is kept.
-        let after = |i: usize| Received::Message(Bytes::from((INBOX_CAPACITY + i).to_string()));
-        assert_eq!(inbox.recv().await, after(1));
+        let id = id(7);
+        assert_eq!(inbox.recv(&id).await, Received::Resync);
+        // What came after the overflow is kept, the stream's id spliced in.
+        let after = |i: usize| Received::Message(Bytes::from(format!("{}7", INBOX_CAPACITY + i)));
+        assert_eq!(inbox.recv(&id).await, after(1));
         inbox.close();
-        assert_eq!(inbox.recv().await, after(2));
-        assert_eq!(inbox.recv().await, Received::Closed);
+        assert_eq!(inbox.recv(&id).await, after(2));
+        assert_eq!(inbox.recv(&id).await, Received::Closed);
+    }
+
+    #[tokio::test]
+    async fn a_drained_inbox_gives_back_what_a_burst_grew() {
+        let inbox = Inbox::default();
+        let id = id(1);
+        for i in 0..100 {
+            inbox.push(&numbered(i));
+        }
+        let capacity = || inbox.queue.lock().unwrap().messages.capacity();
+        assert!(capacity() >= 100);
+        for i in 0..100 {
+            assert_eq!(
+                inbox.recv(&id).await,
+                Received::Message(Bytes::from(format!("{i}1")))
+            );
+        }
+        assert!(capacity() <= IDLE_INBOX_CAPACITY, "{}", capacity());
+    }
+
+    #[test]
+    fn streams_are_visited_in_registration_order() {
+        let mut t = Table::new();
+        // Keys in an order a hash map would not keep.
+        for key in [5, 1_000_000, 3, 70, 0, 999] {
+            t.streams.insert(
+                key,
+                Entry {
+                    follows: [true; 3],
+                    principal: None,
+                    uris: Vec::new(),
+                    task_ids: Vec::new(),
+                    inbox: Arc::new(Inbox::default()),
+                },
+            );
+        }
+        let visited: Vec<u64> = t.followers(0).map(|(k, _)| k).collect();
+        assert_eq!(visited, [0, 3, 5, 70, 999, 1_000_000]);
     }
 }

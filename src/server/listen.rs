@@ -375,7 +375,7 @@ impl State {
                 biased;
                 _ = self.shutdown.cancelled() => self.close(),
                 _ = lifetime => self.close(),
-                received = inbox.recv() => match received {
+                received = inbox.recv(&self.id) => match received {
                     Received::Message(m) => self.pending.push_back(m),
                     Received::Resync => self.resync(),
                     // The bus is gone: nothing more can arrive; close gracefully.
@@ -425,7 +425,6 @@ impl Listeners {
         );
         let id = EncodedId::new(id);
         let interest = Interest {
-            id: id.clone(),
             follows: [
                 filter.tools_list_changed == Some(true),
                 filter.prompts_list_changed == Some(true),
