@@ -32,7 +32,11 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ConnectionLimits {
-    /// Largest request line plus headers, in bytes (at least 8 KiB).
+    /// Largest request line plus headers, in bytes (at least 8 KiB). It is also the bound
+    /// of hyper's HTTP/1.1 read buffer: at 8 KiB each connection keeps one 8 KiB buffer;
+    /// above it the buffer doubles to 16 KiB on a connection's first request (hyper reserves
+    /// 8 KiB of free room before each read), which is most of the difference for many idle
+    /// HTTP/1.1 listen streams (about 15.6 KiB each at 8 KiB, 20.5 KiB at the default).
     pub max_header_bytes: usize,
     /// Time an HTTP/1.1 request's line and headers may take to arrive.
     pub header_timeout: Duration,

@@ -13,7 +13,7 @@
 //!
 //! May import: `listen` (coverage, list choice), `spliced`, `notify`, `protocol`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use bytes::Bytes;
@@ -21,6 +21,9 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+mod keys;
+
+use self::keys::StreamKeys;
 use super::listen::{Versions, changed_lists};
 use super::spliced::{EncodedId, Spliced};
 use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints, Notifier};
@@ -165,8 +168,8 @@ struct Entry {
 struct Table {
     next: u64,
     streams: BTreeMap<u64, Entry>,
-    by_uri: HashMap<String, BTreeSet<u64>>,
-    by_task: HashMap<String, BTreeSet<u64>>,
+    by_uri: HashMap<String, StreamKeys>,
+    by_task: HashMap<String, StreamKeys>,
     /// The list-changed notifications, encoded once.
     lists: [Arc<Spliced>; 3],
     /// The task reading the bus, while it runs.
@@ -175,19 +178,21 @@ struct Table {
     live: bool,
 }
 
-fn index(map: &mut HashMap<String, BTreeSet<u64>>, keys: &[String], key: u64) {
+fn index(map: &mut HashMap<String, StreamKeys>, keys: &[String], key: u64) {
     for k in keys {
-        map.entry(k.clone()).or_default().insert(key);
+        match map.get_mut(k) {
+            Some(streams) => streams.insert(key),
+            None => {
+                map.insert(k.clone(), StreamKeys::One(key));
+            }
+        }
     }
 }
 
-fn unindex(map: &mut HashMap<String, BTreeSet<u64>>, keys: &[String], key: u64) {
+fn unindex(map: &mut HashMap<String, StreamKeys>, keys: &[String], key: u64) {
     for k in keys {
-        if let Some(set) = map.get_mut(k) {
-            set.remove(&key);
-            if set.is_empty() {
-                map.remove(k);
-            }
+        if map.get_mut(k).is_some_and(|streams| streams.remove(key)) {
+            map.remove(k);
         }
     }
 }
@@ -251,29 +256,36 @@ impl Table {
             ChangeEvent::PromptsListChanged => self.list_changed(1),
             ChangeEvent::ResourcesListChanged => self.list_changed(2),
             ChangeEvent::ResourceUpdated { uri } => {
-                let mut keys: Vec<u64> = covering_prefixes(uri)
-                    .filter_map(|p| self.by_uri.get(p))
-                    .flatten()
-                    .copied()
-                    .collect();
-                if keys.is_empty() {
+                let mut covering = covering_prefixes(uri).filter_map(|p| self.by_uri.get(p));
+                let Some(first) = covering.next() else {
                     return;
-                }
-                // A stream subscribed to several covering URIs hears about it once.
-                keys.sort_unstable();
-                keys.dedup();
-                let uri = uri.clone();
+                };
+                let second = covering.next();
+                let owned = uri.clone();
                 let message = Spliced::new(RESOURCES_UPDATED, move |meta| ResourceUpdatedParams {
                     meta,
-                    uri: uri.clone(),
+                    uri: owned.clone(),
                 });
-                self.send(RESOURCES_UPDATED, keys.into_iter(), message);
+                match second {
+                    None => self.send(RESOURCES_UPDATED, first.iter(), message),
+                    Some(second) => {
+                        // A stream subscribed to several covering URIs hears about it once.
+                        let mut keys: Vec<u64> = first
+                            .iter()
+                            .chain(second.iter())
+                            .chain(covering.flat_map(StreamKeys::iter))
+                            .collect();
+                        keys.sort_unstable();
+                        keys.dedup();
+                        self.send(RESOURCES_UPDATED, keys.into_iter(), message);
+                    }
+                }
             }
             ChangeEvent::TaskStatus(change) => {
                 let Some(keys) = self.by_task.get(&change.task.task_id) else {
                     return;
                 };
-                let keys = keys.iter().copied().filter(|k| {
+                let keys = keys.iter().filter(|k| {
                     self.streams
                         .get(k)
                         .is_some_and(|e| e.principal == change.principal)
