@@ -75,7 +75,7 @@ pub(crate) enum Received {
 #[derive(Default)]
 struct Queue {
     /// Shared with every stream the event went to: the stream's id is spliced in when it
-    /// takes the message, so the fan-out allocates nothing per stream.
+    /// takes the message, so the fan-out encodes and copies nothing per stream.
     messages: VecDeque<Arc<Spliced>>,
     lagged: bool,
     closed: bool,
@@ -162,9 +162,9 @@ struct Entry {
 /// The open streams and the indexes into them.
 ///
 /// Streams are kept and visited in the order they registered (keys count up): streams opened
-/// together — typically the streams of one HTTP/2 connection — are woken together, so each
-/// connection writes one batch of frames per event instead of a frame at a time, as a hash
-/// map's order would have it.
+/// together — typically the streams of one HTTP/2 connection — are woken one after another
+/// instead of in a hash map's order, which hopped across connections on every wake-up (at
+/// 50,000 streams that cost about 25 % more writes and twice the server CPU per event).
 struct Table {
     next: u64,
     streams: BTreeMap<u64, Entry>,
