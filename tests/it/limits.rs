@@ -308,7 +308,7 @@ async fn connections_beyond_the_bound_get_503_and_a_freed_slot_is_reused() {
 async fn requests_beyond_the_in_flight_bound_get_503_but_listen_streams_open() {
     let server = binary(&["--max-in-flight", "1", "--fixtures", "conformance"]).await;
     let client = Client::new(&server.url);
-    let slow = {
+    let start_slow = || {
         let client = Client::new(&server.url);
         tokio::spawn(async move {
             client
@@ -321,16 +321,30 @@ async fn requests_beyond_the_in_flight_bound_get_503_but_listen_streams_open() {
         })
     };
     // Until the slow call is in flight, a quick one may still pass; while it is (3 s, or
-    // longer on a loaded machine), one must be refused.
+    // longer on a loaded machine), one must be refused. A probe that holds the one slot when
+    // the slow call arrives gets the slow call refused instead: then it is sent again.
     let mut refused = None;
-    while !slow.is_finished() {
-        let (headers, body) = request_parts("tools/list", json!(3), json!({}));
-        let r = client.post_raw(&headers, body).await;
-        if r.status() == 503 {
-            refused = Some(r);
+    let mut slow = start_slow();
+    for _ in 0..20 {
+        while !slow.is_finished() {
+            let (headers, body) = request_parts("tools/list", json!(3), json!({}));
+            let r = client.post_raw(&headers, body).await;
+            if r.status() == 503 {
+                refused = Some(r);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        if refused.is_some() {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        let early = (&mut slow).await.unwrap();
+        assert_eq!(
+            early.status, 503,
+            "the slow call ended early: {}",
+            early.body
+        );
+        slow = start_slow();
     }
     let r = refused.expect("a request beyond the bound is refused");
     assert_eq!(r.headers()["retry-after"], "1");
