@@ -138,29 +138,6 @@ pub(crate) fn issue(
     keys.seal_bytes(Purpose::LEGACY_SESSION, &plain)
 }
 
-/// Opens the session id `token` for a request by `principal`, valid for `ttl` from issue
-/// (requests go through the `SessionCache`).
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) fn open(
-    keys: &StateKeys,
-    token: Option<&str>,
-    principal: Option<&Principal>,
-    ttl: Duration,
-) -> Result<Session, Refused> {
-    open_at(keys, token, principal, ttl, SystemTime::now())
-}
-
-#[cfg(any(test, feature = "fuzzing"))]
-fn open_at(
-    keys: &StateKeys,
-    token: Option<&str>,
-    principal: Option<&Principal>,
-    ttl: Duration,
-    now: SystemTime,
-) -> Result<Session, Refused> {
-    unseal(keys, token.ok_or(Refused::Missing)?, ttl)?.admit(principal, now)
-}
-
 /// A session id that opened: what it carries, before the caller and the clock are checked
 /// (what the [`SessionCache`](super::session_cache::SessionCache) keeps).
 #[derive(Debug, Clone)]
@@ -237,6 +214,26 @@ pub(super) mod tests {
 
     pub(in crate::server::legacy) fn ring(s: &str) -> StateKeys {
         s.parse().unwrap()
+    }
+
+    /// Opens `token` as a request by `principal` at `now` would (without the cache).
+    fn open_at(
+        keys: &StateKeys,
+        token: Option<&str>,
+        principal: Option<&Principal>,
+        ttl: Duration,
+        now: SystemTime,
+    ) -> Result<Session, Refused> {
+        unseal(keys, token.ok_or(Refused::Missing)?, ttl)?.admit(principal, now)
+    }
+
+    fn open(
+        keys: &StateKeys,
+        token: Option<&str>,
+        principal: Option<&Principal>,
+        ttl: Duration,
+    ) -> Result<Session, Refused> {
+        open_at(keys, token, principal, ttl, SystemTime::now())
     }
 
     #[test]

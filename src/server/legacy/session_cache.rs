@@ -82,7 +82,7 @@ impl SessionCache {
 
     /// Opens the session id `token` for a request by `principal` (valid for `ttl` from
     /// issue), from the cache when this replica opened it lately. Refuses exactly as
-    /// [`session::open`] does.
+    /// unsealing it ([`session::unseal`]) and admitting the caller does.
     pub(crate) fn open(
         &self,
         keys: &StateKeys,
