@@ -16,7 +16,7 @@
 //! May import: `session` (unsealing, admitting), `seal` (the ring).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::session::{self, Refused, Session, Unsealed};
@@ -34,7 +34,7 @@ pub(crate) const MAX_BYTES: usize = 8 * 1024 * 1024;
 const ENTRY_OVERHEAD: usize = 64;
 
 struct Entry {
-    unsealed: Unsealed,
+    unsealed: Arc<Unsealed>,
     until: SystemTime,
     size: usize,
 }
@@ -102,8 +102,12 @@ impl SessionCache {
         now: SystemTime,
     ) -> Result<Session, Refused> {
         let token = token.ok_or(Refused::Missing)?;
-        if let Some(entry) = self.lock().map.get(token).filter(|e| e.until > now) {
-            return entry.unsealed.admit(principal, now);
+        // The caller is checked after the lock is released: only the lookup holds it.
+        let hit = (self.lock().map.get(token))
+            .filter(|e| e.until > now)
+            .map(|e| e.unsealed.clone());
+        if let Some(unsealed) = hit {
+            return unsealed.admit(principal, now);
         }
         let unsealed = session::unseal(keys, token, ttl)?;
         let admitted = unsealed.admit(principal, now);
@@ -124,7 +128,7 @@ impl SessionCache {
             self.make_room(&mut inner, now);
         }
         let entry = Entry {
-            unsealed,
+            unsealed: Arc::new(unsealed),
             until,
             size,
         };
