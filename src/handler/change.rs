@@ -36,16 +36,6 @@ pub(crate) struct Touched {
     pub(crate) resources: bool,
 }
 
-impl Edit {
-    /// Wraps a tool's handler in its layers and the server's default time limit, as
-    /// [`ServerBuilder::build`](crate::ServerBuilder::build) does for the tools given to it.
-    pub(crate) fn finish_layers(&mut self, tool_timeout: Option<Duration>) {
-        if let Edit::AddTool(def) | Edit::ReplaceTool(def) = self {
-            def.finish_layers(tool_timeout);
-        }
-    }
-}
-
 fn missing(kind: &str, name: &str) -> Error {
     Error::invalid_definition(format!("cannot remove {kind} {name:?}: no such {kind}"))
 }
@@ -57,11 +47,12 @@ impl Registry {
         &mut self,
         edit: Edit,
         states: &States,
+        tool_timeout: Option<Duration>,
         touched: &mut Touched,
     ) -> Result<(), Error> {
         match edit {
             Edit::AddTool(def) => {
-                let tool = compile_tool(def, states)?;
+                let tool = compile_tool(def, states, tool_timeout)?;
                 let name = tool.tool.name.clone();
                 self.tools
                     .insert(name.clone(), Arc::new(tool))
@@ -69,7 +60,7 @@ impl Registry {
                 touched.tools = true;
             }
             Edit::ReplaceTool(def) => {
-                let tool = compile_tool(def, states)?;
+                let tool = compile_tool(def, states, tool_timeout)?;
                 self.tools.put(tool.tool.name.clone(), Arc::new(tool));
                 touched.tools = true;
             }
@@ -164,12 +155,12 @@ mod tests {
         let mut r = Registry::default();
         let mut touched = Touched::default();
         for n in ["a", "b", "c"] {
-            r.edit(Edit::AddTool(tool(n)), &states, &mut touched)
+            r.edit(Edit::AddTool(tool(n)), &states, None, &mut touched)
                 .unwrap();
         }
-        r.edit(Edit::ReplaceTool(tool("b")), &states, &mut touched)
+        r.edit(Edit::ReplaceTool(tool("b")), &states, None, &mut touched)
             .unwrap();
-        r.edit(Edit::RemoveTool("a".into()), &states, &mut touched)
+        r.edit(Edit::RemoveTool("a".into()), &states, None, &mut touched)
             .unwrap();
         assert_eq!(names(&r), ["b", "c"]);
         assert_eq!(
@@ -188,7 +179,7 @@ mod tests {
             Edit::AddResource(ResourceDef::new("no-scheme", "x")),
         ];
         for edit in refused {
-            let e = r.edit(edit, &states, &mut touched).unwrap_err();
+            let e = r.edit(edit, &states, None, &mut touched).unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::InvalidDefinition, "{e}");
         }
         assert_eq!(names(&r), ["b", "c"]);

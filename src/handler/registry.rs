@@ -3,6 +3,7 @@
 //! registry is never changed where it is read: a change edits a copy, which replaces it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -118,8 +119,15 @@ pub(crate) fn has_scheme(uri: &str) -> bool {
     }
 }
 
-/// Checks a tool definition and compiles its validators.
-pub(crate) fn compile_tool(def: ToolDef, states: &States) -> Result<RegisteredTool, Error> {
+/// Checks a tool definition, puts its handler behind its layers and time limit
+/// (`tool_timeout`, the server's default), and compiles its validators: every tool, given to
+/// the builder or added by a runtime change, comes through here.
+pub(crate) fn compile_tool(
+    mut def: ToolDef,
+    states: &States,
+    tool_timeout: Option<Duration>,
+) -> Result<RegisteredTool, Error> {
+    def.finish_layers(tool_timeout);
     let name = def.tool.name.as_str();
     check_tool_name(name)?;
     check_state("tool", name, def.state, states)?;
@@ -225,14 +233,18 @@ pub(crate) fn duplicate(kind: &str, name: &str) -> Error {
 
 impl Registry {
     /// Checks every definition (in registration order, the first problem wins).
-    pub(crate) fn build(defs: Definitions, states: &States) -> Result<Self, Error> {
+    pub(crate) fn build(
+        defs: Definitions,
+        states: &States,
+        tool_timeout: Option<Duration>,
+    ) -> Result<Self, Error> {
         check_state("completion", "handler", defs.completion_state, states)?;
         let mut r = Registry {
             completion: defs.completion,
             ..Default::default()
         };
         for def in defs.tools {
-            let tool = compile_tool(def, states)?;
+            let tool = compile_tool(def, states, tool_timeout)?;
             let name = tool.tool.name.clone();
             r.tools
                 .insert(name.clone(), Arc::new(tool))
@@ -360,6 +372,7 @@ mod tests {
                 ..Default::default()
             },
             &States::default(),
+            None,
         )
     }
 

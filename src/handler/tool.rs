@@ -408,7 +408,7 @@ impl ToolDef {
     }
 
     /// Puts the handler behind its layers and time limit (`default` when the tool set
-    /// none and is not task-capable), once, when the server is built.
+    /// none and is not task-capable), once, when the tool is compiled.
     pub(crate) fn finish_layers(&mut self, default: Option<Duration>) {
         let default = default.filter(|_| self.task_support == TaskSupport::Forbidden);
         let timeout = self.timeout.or(default);

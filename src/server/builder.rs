@@ -384,11 +384,8 @@ impl ServerBuilder {
     }
 
     /// Checks every definition and freezes the server.
-    pub fn build(mut self) -> Result<Server, Error> {
-        for tool in &mut self.defs.tools {
-            tool.finish_layers(self.tool_timeout);
-        }
-        let registry = Registry::build(self.defs, &self.states)?;
+    pub fn build(self) -> Result<Server, Error> {
+        let registry = Registry::build(self.defs, &self.states, self.tool_timeout)?;
         let advertised = Advertised {
             tools: self.advertise.tools || !registry.tools.is_empty(),
             prompts: self.advertise.prompts || !registry.prompts.is_empty(),

@@ -93,9 +93,8 @@ impl Shared {
         let old = self.current.load_full();
         let mut registry = old.registry.clone();
         let mut touched = Touched::default();
-        for mut edit in edits {
-            edit.finish_layers(self.tool_timeout);
-            registry.edit(edit, states, &mut touched)?;
+        for edit in edits {
+            registry.edit(edit, states, self.tool_timeout, &mut touched)?;
         }
         self.check_advertised(&registry)?;
         let lists = old.lists.rebuild(&registry, touched, &self.settings);
