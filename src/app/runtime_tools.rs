@@ -102,7 +102,7 @@ impl ToolSync {
             change = change.remove_tool(name);
         }
         for name in &wanted {
-            change = change.add_tool(factory(name).ok_or_else(|| Error::internal("unknown"))?);
+            change = change.add_tool(factory(name).expect("every MANAGED name has a factory"));
         }
         let applied = change.apply()?;
         tracing::info!(version = applied.version(), tools = ?wanted, "runtime tools changed");
@@ -110,7 +110,7 @@ impl ToolSync {
     }
 
     async fn write(&self, command: &str, name: &str) -> StatusCode {
-        if factory(name).is_none() {
+        if !MANAGED.contains(&name) {
             return StatusCode::NOT_FOUND;
         }
         let mut cmd = redis::cmd(command);
@@ -120,16 +120,14 @@ impl ToolSync {
         }
         let written: Result<i64, Error> =
             query_reconnecting(&mut self.redis.clone(), &cmd, "runtime tools".into()).await;
-        match written.map(|_| ()) {
-            Ok(()) => match self.run().await {
-                Ok(()) => StatusCode::NO_CONTENT,
-                Err(e) => {
-                    tracing::warn!(error = %e, "runtime tools written but not applied here");
-                    StatusCode::SERVICE_UNAVAILABLE
-                }
-            },
+        if let Err(e) = written {
+            tracing::warn!(error = %e, "runtime tools not written");
+            return StatusCode::SERVICE_UNAVAILABLE;
+        }
+        match self.run().await {
+            Ok(()) => StatusCode::NO_CONTENT,
             Err(e) => {
-                tracing::warn!(error = %e, "runtime tools not written");
+                tracing::warn!(error = %e, "runtime tools written but not applied here");
                 StatusCode::SERVICE_UNAVAILABLE
             }
         }
