@@ -585,7 +585,7 @@ mod tests {
         {
             let t = hub.table.lock().unwrap();
             assert!(!t.by_uri.contains_key("db://x"));
-            assert_eq!(t.by_task["t1"].len(), 1);
+            assert_eq!(t.by_task["t1"].iter().count(), 1);
             assert_eq!(t.streams.len(), 2);
         }
         publish(ChangeEvent::ResourceUpdated {

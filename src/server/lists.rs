@@ -174,9 +174,9 @@ impl PagedList {
         make: M,
     ) -> Self
     where
-        T: Serialize + Clone + Send + Sync + 'static,
+        T: Serialize + Clone,
         R: Serialize + StampResult,
-        M: Fn(Vec<T>, Option<String>, CachePolicy) -> R + Send + Sync + 'static,
+        M: Fn(Vec<T>, Option<String>, CachePolicy) -> R,
     {
         let (cache, meta) = (settings.cache, &settings.meta);
         let page_size = settings.page_size.max(1);

@@ -54,15 +54,6 @@ impl StreamKeys {
         };
         one.into_iter().chain(many.into_iter().flatten())
     }
-
-    /// How many there are.
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        match self {
-            StreamKeys::One(_) => 1,
-            StreamKeys::Many(set) => set.len(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -77,7 +68,7 @@ mod tests {
         keys.insert(3);
         keys.insert(12);
         assert_eq!(keys.iter().collect::<Vec<_>>(), [3, 7, 12]);
-        assert_eq!(keys.len(), 3);
+        assert_eq!(keys.iter().count(), 3);
         assert!(!keys.remove(7));
         assert!(!keys.remove(99));
         assert!(!keys.remove(3));
