@@ -98,11 +98,18 @@ impl RequestMeta {
     }
 
     fn parse(raw: &RawValue) -> Result<Self, ErrorObject> {
-        let wire: MetaWire<'_> =
-            super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
-                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
+        let wire = MetaWire::from_raw(raw)?;
         wire.check()?;
         Ok(wire.into_meta())
+    }
+}
+
+impl<'a> MetaWire<'a> {
+    /// Reads a raw `_meta` value, borrowing from it (`-32602` when it is not an object of
+    /// the expected members; the required ones are checked by [`check`](Self::check)).
+    pub(crate) fn from_raw(raw: &'a RawValue) -> Result<Self, ErrorObject> {
+        super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
+            .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))
     }
 }
 

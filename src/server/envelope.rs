@@ -157,9 +157,7 @@ impl<'a> Params<'a> {
             Params::Raw(raw) => raw_view(raw)?,
         };
         let raw = meta.ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
-        let wire: MetaWire<'a> =
-            crate::protocol::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
-                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?;
+        let wire = MetaWire::from_raw(raw)?;
         wire.check()?;
         Ok((view, wire))
     }
@@ -175,15 +173,8 @@ impl<'a> Params<'a> {
             }
             Params::Raw(raw) => raw_view(raw)?,
         };
-        let wire =
-            match meta {
-                None => MetaWire::default(),
-                Some(raw) => crate::protocol::strict::object(
-                    &mut serde_json::Deserializer::from_str(raw.get()),
-                )
-                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))?,
-            };
-        Ok((view, wire))
+        let wire = meta.map(MetaWire::from_raw).transpose()?;
+        Ok((view, wire.unwrap_or_default()))
     }
 }
 
