@@ -21,6 +21,23 @@ use crate::observability::RequestProbe;
 use crate::observability::metrics::RequestOutcome;
 use crate::protocol::strict::json_str;
 
+/// Records `outcome` on `probe`: now for a final one, when its reply is produced for a
+/// running one (`cancelled` when that is dropped first).
+fn observe(mut probe: RequestProbe, outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Accepted => probe.finish(RequestOutcome::Accepted),
+        Outcome::Ready(ref reply) => probe.finish(outcome_of(reply)),
+        Outcome::Running(Running { reply, events }) => {
+            return Outcome::Running(Running {
+                reply: Box::pin(probe.track(reply, |r: &Reply| r.error_code)),
+                events,
+            });
+        }
+        Outcome::Listen(_) => probe.finish(RequestOutcome::Ok),
+    }
+    outcome
+}
+
 /// The outcome label of a final reply.
 fn outcome_of(reply: &Reply) -> RequestOutcome {
     reply
@@ -50,18 +67,7 @@ impl Server {
             let _entered = span.enter();
             self.dispatch(body, mirror, extensions, &mut probe)
         };
-        match outcome {
-            Outcome::Accepted => probe.finish(RequestOutcome::Accepted),
-            Outcome::Ready(ref reply) => probe.finish(outcome_of(reply)),
-            Outcome::Running(Running { reply, events }) => {
-                return Outcome::Running(Running {
-                    reply: Box::pin(probe.track(reply, |r: &Reply| r.error_code)),
-                    events,
-                });
-            }
-            Outcome::Listen(_) => probe.finish(RequestOutcome::Ok),
-        }
-        outcome
+        observe(probe, outcome)
     }
 
     /// [`Server::handle_legacy`] for a transport without headers (stdio), observed as
@@ -91,24 +97,10 @@ impl Server {
         let mut out =
             tracing::Instrument::instrument(self.handle_legacy(body, session_id, extensions), span)
                 .await;
-        out.outcome = match std::mem::replace(&mut out.outcome, Outcome::Accepted) {
-            Outcome::Accepted => {
-                probe.finish(RequestOutcome::Accepted);
-                Outcome::Accepted
-            }
-            Outcome::Ready(reply) => {
-                probe.finish(outcome_of(&reply));
-                Outcome::Ready(reply)
-            }
-            Outcome::Running(Running { reply, events }) => Outcome::Running(Running {
-                reply: Box::pin(probe.track(reply, |r: &Reply| r.error_code)),
-                events,
-            }),
-            listen @ Outcome::Listen(_) => {
-                probe.finish(RequestOutcome::Ok);
-                listen
-            }
-        };
+        out.outcome = observe(
+            probe,
+            std::mem::replace(&mut out.outcome, Outcome::Accepted),
+        );
         out
     }
 
