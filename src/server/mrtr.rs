@@ -132,9 +132,8 @@ impl Server {
                 "a handler answered input_required with neither input requests nor state",
             ));
         }
-        let mut result = InputRequiredResult::new(requests, state);
-        result.meta.server_info = Some(self.inner.server_info.clone());
-        Ok(result)
+        // Stamped with the serverInfo when it is sent (Reply::stamped).
+        Ok(InputRequiredResult::new(requests, state))
     }
 }
 

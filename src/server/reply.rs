@@ -268,4 +268,22 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn other_stamped_results_match_serialized_ones() {
+        use crate::protocol::{InputRequiredResult, StampResult, TaskAck};
+        fn check<T: Serialize + StampResult + Clone>(case: T, info: &Arc<Implementation>) {
+            let id = RequestId::Number(3);
+            let mut expected = case.clone();
+            expected.meta_mut().server_info = Some(info.clone());
+            let mut stamped = case;
+            assert_eq!(
+                Reply::stamped(&id, &mut stamped, &Stamp::new(info.clone())),
+                Reply::result(&id, &expected)
+            );
+        }
+        let info = Arc::new(Implementation::new("s", "2.0"));
+        check(TaskAck::default(), &info);
+        check(InputRequiredResult::new(None, Some("st".into())), &info);
+    }
 }

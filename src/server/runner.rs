@@ -109,7 +109,7 @@ impl Server {
                     Some((b, asker)) => {
                         match server.input_required(ask, &b.resolve(), asker.client_capabilities())
                         {
-                            Ok(result) => Reply::result(&id, &result),
+                            Ok(mut result) => Reply::stamped(&id, &mut result, &inner.stamp),
                             Err(e) => server.failed(id, method, e),
                         }
                     }

@@ -49,7 +49,6 @@ use crate::observability::metrics;
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{
     CallToolResult, ClientCapabilities, CreateTaskResult, ErrorObject, RequestId, RequestMeta,
-    StampResult,
 };
 use crate::tasks::{TaskRecord, TaskStatus, TaskWork, Updated};
 
@@ -110,7 +109,7 @@ impl Server {
             let first = match first {
                 Poll::Ready(Ok(Err(Stop::Input(ask)))) if ask.before_task => {
                     return match server.input_required(ask, &retry.binding.resolve(), &caps) {
-                        Ok(result) => Reply::result(&id, &result),
+                        Ok(mut result) => Reply::stamped(&id, &mut result, &server.inner.stamp),
                         Err(e) => server.failed(id, TOOLS_CALL, e),
                     };
                 }
@@ -156,8 +155,7 @@ impl Server {
             tracing::debug!(task_id, "task created");
             tokio::spawn(server.clone().drive(task_id, token, caps, first, fut));
             let mut result = CreateTaskResult::new(record.to_wire());
-            result.meta_mut().server_info = Some(server.inner.server_info.clone());
-            Reply::result(&id, &result)
+            Reply::stamped(&id, &mut result, &server.inner.stamp)
         };
         Outcome::Running(Running {
             reply: Box::pin(reply),

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::handler::input::parse_responses;
 use crate::observability::metrics;
 use crate::protocol::{
-    ClientCapabilities, ErrorObject, JsonObject, RequestId, RequestMeta, StampResult, TASKS_CANCEL,
+    ClientCapabilities, ErrorObject, JsonObject, RequestId, RequestMeta, TASKS_CANCEL,
     TASKS_EXTENSION, TASKS_GET, TaskAck,
 };
 use crate::server::Server;
@@ -115,9 +115,7 @@ impl Server {
 
     /// `{"resultType":"complete"}` (and `_meta`).
     fn ack(&self, id: &RequestId) -> Reply {
-        let mut ack = TaskAck::default();
-        ack.meta_mut().server_info = Some(self.inner.server_info.clone());
-        Reply::result(id, &ack)
+        Reply::stamped(id, &mut TaskAck::default(), &self.inner.stamp)
     }
 
     /// The task's detailed view; a `working` task whose lease lapsed is failed first.
@@ -147,9 +145,11 @@ impl Server {
                 Updated::Gone => {}
             }
         }
-        let mut detailed = task.to_detailed();
-        detailed.meta_mut().server_info = Some(self.inner.server_info.clone());
-        Ok(Reply::result(id, &detailed))
+        Ok(Reply::stamped(
+            id,
+            &mut task.to_detailed(),
+            &self.inner.stamp,
+        ))
     }
 
     /// Cancels the task unless it ended already (the ack is the same either way).
