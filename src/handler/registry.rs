@@ -274,11 +274,12 @@ impl Registry {
         Ok(r)
     }
 
-    /// Whether any tool may run as a task (the server then offers the Tasks extension).
-    pub(crate) fn has_tasks(&self) -> bool {
+    /// The first tool that may run as a task (with one, the server offers the Tasks
+    /// extension).
+    pub(crate) fn task_tool(&self) -> Option<&Arc<RegisteredTool>> {
         self.tools
             .iter()
-            .any(|t| t.task_support != super::TaskSupport::Forbidden)
+            .find(|t| t.task_support != super::TaskSupport::Forbidden)
     }
 
     /// The tool called `name`.

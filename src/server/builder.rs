@@ -390,7 +390,7 @@ impl ServerBuilder {
             tools: self.advertise.tools || !registry.tools.is_empty(),
             prompts: self.advertise.prompts || !registry.prompts.is_empty(),
             resources: self.advertise.resources || registry.has_resources(),
-            tasks: registry.has_tasks(),
+            tasks: registry.task_tool().is_some(),
         };
         let server_info = Arc::new(self.server_info);
         let result_meta = ResultMeta {

@@ -19,7 +19,7 @@ use crate::Error;
 use crate::handler::change::{Edit, Touched};
 use crate::handler::registry::Registry;
 use crate::handler::state::States;
-use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, TaskSupport, ToolDef};
+use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 use crate::notify::{ChangeEvent, Delivery, ListFingerprints};
 use crate::observability::RequestObserver;
 
@@ -139,11 +139,7 @@ impl Shared {
                 return refuse("resource template", &t.template.uri_template, "resources");
             }
         }
-        match registry
-            .tools
-            .iter()
-            .find(|t| t.task_support != TaskSupport::Forbidden)
-        {
+        match registry.task_tool() {
             Some(t) if !a.tasks => Err(Error::invalid_definition(format!(
                 "tool {:?} may run as a task, but the server was built without task-capable \
                  tools, so it does not offer the Tasks extension",
