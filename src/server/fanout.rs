@@ -297,7 +297,7 @@ impl Table {
                 self.send(TASKS_NOTIFICATION, keys, message);
             }
             ChangeEvent::ServerFingerprint(theirs) => {
-                for method in changed_lists([true; 3], ours, Some(theirs)) {
+                for method in changed_lists([true; 3], Some((ours, theirs))) {
                     if let Some(list) = LISTS.iter().position(|m| *m == method) {
                         self.list_changed(list);
                     }

@@ -216,18 +216,20 @@ pub(crate) fn filter(
 }
 
 /// The list-changed notifications a stream that follows the tool, prompt and resource lists
-/// (`follows`, in that order) owes for another replica's announced lists `theirs` (those
-/// that differ from `ours`), or for a resync (`None`: any list may have changed).
-pub(crate) fn changed_lists<'a>(
+/// (`follows`, in that order) owes when another replica announced its lists: `diff` is
+/// `(ours, theirs)`, and the lists that differ are owed; `None` for a resync (any list may
+/// have changed).
+pub(crate) fn changed_lists(
     follows: [bool; 3],
-    ours: &'a ListFingerprints,
-    theirs: Option<&'a ListFingerprints>,
-) -> impl Iterator<Item = &'static str> + 'a {
-    let differs = [
-        theirs.is_none_or(|t| t.tools != ours.tools),
-        theirs.is_none_or(|t| t.prompts != ours.prompts),
-        theirs.is_none_or(|t| t.resources != ours.resources),
-    ];
+    diff: Option<(&ListFingerprints, &ListFingerprints)>,
+) -> impl Iterator<Item = &'static str> {
+    let differs = diff.map_or([true; 3], |(ours, theirs)| {
+        [
+            theirs.tools != ours.tools,
+            theirs.prompts != ours.prompts,
+            theirs.resources != ours.resources,
+        ]
+    });
     [
         TOOLS_LIST_CHANGED,
         PROMPTS_LIST_CHANGED,
@@ -288,7 +290,6 @@ struct State {
     deadline: Option<tokio::time::Instant>,
     /// Shared with the server: copied only into the closing result.
     server_info: Arc<Implementation>,
-    fingerprints: Arc<ListFingerprints>,
     done: bool,
     _registration: Registration,
     _slot: Slot,
@@ -335,8 +336,7 @@ impl State {
             f.prompts_list_changed == Some(true),
             f.resources_list_changed == Some(true),
         ];
-        let ours = self.fingerprints.clone();
-        for method in changed_lists(follows, &ours, None) {
+        for method in changed_lists(follows, None) {
             self.list_changed(method);
         }
         for uri in self
@@ -443,7 +443,6 @@ impl Listeners {
             shutdown: self.shutdown.clone(),
             deadline,
             server_info,
-            fingerprints: self.fingerprints.borrow().clone(),
             done: false,
             _registration: registration,
             _slot: slot,

@@ -91,8 +91,9 @@ impl State {
     /// a resync (`None`).
     fn lists_changed(&mut self, theirs: Option<&ListFingerprints>) {
         let l = self.s.lists;
-        let ours = self.s.versions.seen.clone();
-        for method in changed_lists([l.tools, l.prompts, l.resources], &ours, theirs) {
+        let ours = theirs.map(|_| self.s.versions.seen.clone());
+        let diff = ours.as_deref().zip(theirs);
+        for method in changed_lists([l.tools, l.prompts, l.resources], diff) {
             self.list_changed(method);
         }
     }
