@@ -28,6 +28,16 @@ pub(crate) struct HeaderParam {
     pub(crate) kind: ParamKind,
 }
 
+impl HeaderParam {
+    /// The annotated argument in the call's `arguments`, when present and not null.
+    pub(crate) fn argument<'a>(&self, arguments: &'a Value) -> Option<&'a Value> {
+        self.path
+            .iter()
+            .try_fold(arguments, |v, k| v.get(k))
+            .filter(|v| !v.is_null())
+    }
+}
+
 const KEYWORD: &str = "x-mcp-header";
 
 /// Subschema keywords other than `properties`: an annotation below any of them is invalid.

@@ -76,11 +76,7 @@ impl MirroredHeaders {
                 Some((_, m)) => get(m, &header)?,
                 None => None,
             };
-            let body = p
-                .path
-                .iter()
-                .try_fold(arguments, |v, k| v.get(k))
-                .filter(|v| !v.is_null());
+            let body = p.argument(arguments);
             match (body, sent) {
                 (None, None) => {}
                 (Some(_), None) => {

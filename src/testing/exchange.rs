@@ -151,14 +151,8 @@ impl TestClient {
 
 /// The `Mcp-Param-*` value of one mirrored argument (none when the argument is absent).
 fn header_value(p: &HeaderParam, arguments: &Value) -> Option<String> {
-    let v = p
-        .path
-        .iter()
-        .try_fold(arguments, |v, k| v.get(k))
-        .filter(|v| !v.is_null())?;
-    Some(match (p.kind, v) {
+    Some(match (p.kind, p.argument(arguments)?) {
         (ParamKind::String, Value::String(s)) => s.clone(),
-        (ParamKind::Boolean | ParamKind::Integer, v) => v.to_string(),
         (_, v) => v.to_string(),
     })
 }
