@@ -42,18 +42,7 @@ for t in valgrind curl; do
 done
 
 build_binaries
-if [[ -n "$BIN_DIR" ]]; then
-    OURS_BIN=$BIN_DIR/stateless-mcp LIST_BIN=$BIN_DIR/load_server BASE_BIN=$BIN_DIR/bare_axum_baseline
-fi
-
-PID=
-cleanup() {
-    if [[ -n "$PID" ]]; then
-        kill -TERM "$PID" 2>/dev/null || true
-        wait "$PID" 2>/dev/null || true
-    fi
-}
-trap cleanup EXIT
+stop_server_on_exit
 
 write_bodies
 

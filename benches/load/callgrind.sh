@@ -61,19 +61,7 @@ for t in valgrind callgrind_control curl; do
 done
 
 build_binaries
-if [[ -n "$BIN_DIR" ]]; then
-    # Binaries kept from another build (for before/after comparisons), all in one folder.
-    OURS_BIN=$BIN_DIR/stateless-mcp LIST_BIN=$BIN_DIR/load_server BASE_BIN=$BIN_DIR/bare_axum_baseline
-fi
-
-PID=
-cleanup() {
-    if [[ -n "$PID" ]]; then
-        kill -TERM "$PID" 2>/dev/null || true
-        wait "$PID" 2>/dev/null || true
-    fi
-}
-trap cleanup EXIT
+stop_server_on_exit
 
 write_bodies
 # The legacy case: not in CASES (run.sh's wrk script has no session to send).

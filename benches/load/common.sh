@@ -1,7 +1,9 @@
 # Shared by run.sh and callgrind.sh (sourced, after ROOT, WORK and BUILD are set): the
 # binaries, the request bodies and cases, and reading a server's address from its log.
 
-# build_binaries: the release binaries both scripts load (unless BUILD=0), and their paths.
+# build_binaries: the release binaries the scripts load (unless BUILD=0), and their paths;
+# with BIN_DIR set (--bin-dir), the three binaries kept in that folder from another build
+# (for before/after comparisons) instead.
 build_binaries() {
     if (( BUILD )); then
         echo "== cargo build --release --features reference-server --bin stateless-mcp --example bare_axum_baseline --example load_server" >&2
@@ -10,6 +12,15 @@ build_binaries() {
     OURS_BIN=$ROOT/target/release/stateless-mcp
     LIST_BIN=$ROOT/target/release/examples/load_server
     BASE_BIN=$ROOT/target/release/examples/bare_axum_baseline
+    if [[ -n "${BIN_DIR:-}" ]]; then
+        OURS_BIN=$BIN_DIR/stateless-mcp LIST_BIN=$BIN_DIR/load_server BASE_BIN=$BIN_DIR/bare_axum_baseline
+    fi
+}
+
+# stop_server_on_exit: on exit, stops the one server process in $PID, if any.
+stop_server_on_exit() {
+    PID=
+    trap 'if [[ -n "$PID" ]]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi' EXIT
 }
 
 # write_bodies: the request bodies (full 2026-07-28 _meta) into $WORK, and for the echo
