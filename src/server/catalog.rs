@@ -13,6 +13,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 
 use super::Server;
+pub(crate) use super::advertised::Advertised;
 use super::listen::Listeners;
 use super::lists::{ListSettings, Lists};
 use crate::Error;
@@ -29,16 +30,6 @@ pub(crate) struct Snapshot {
     pub(crate) lists: Lists,
     pub(crate) fingerprints: Arc<ListFingerprints>,
     pub(crate) version: u64,
-}
-
-/// The capabilities `server/discover` advertises, fixed when the server is built: a change
-/// may empty a list, never add a kind of list the server did not advertise.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Advertised {
-    pub(crate) tools: bool,
-    pub(crate) prompts: bool,
-    pub(crate) resources: bool,
-    pub(crate) tasks: bool,
 }
 
 /// The serving snapshot and what a change needs to make the next one.

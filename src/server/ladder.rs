@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::Server;
 use super::envelope::{self, Meta, Params, ParamsView, optional_string};
 use super::legacy::Asker;
-use super::listen::{self, Honoured};
+use super::listen;
 use super::lists::Page;
 use super::mirror::MirroredHeaders;
 use super::outcome::Outcome;
@@ -233,18 +233,12 @@ impl Server {
                 self.complete(reg, id, meta.into_owned(), body, handler, extensions)
             }
             SUBSCRIPTIONS_LISTEN => {
-                let honoured = Honoured {
-                    tools: advertised.tools,
-                    prompts: advertised.prompts,
-                    resources: advertised.resources,
-                    tasks: advertised.tasks,
-                };
                 self.gate(
-                    honoured.tools || honoured.prompts || honoured.resources,
+                    advertised.tools || advertised.prompts || advertised.resources,
                     method,
                     "listChanged or subscribe",
                 )?;
-                let filter = listen::filter(view.notifications, &honoured)?;
+                let filter = listen::filter(view.notifications, &advertised)?;
                 Ok(
                     match inner.listeners.start(
                         id.clone(),

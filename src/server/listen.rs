@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::advertised::Advertised;
 use super::fanout::{Hub, Inbox, Interest, Received, Registration};
 use super::reply::Reply;
 use super::spliced::{EncodedId, encode};
@@ -165,18 +166,10 @@ impl fmt::Debug for Listen {
     }
 }
 
-/// What a server can notify about, to compute the honoured subset of a filter.
-pub(crate) struct Honoured {
-    pub(crate) tools: bool,
-    pub(crate) prompts: bool,
-    pub(crate) resources: bool,
-    pub(crate) tasks: bool,
-}
-
 /// Reads and checks `params.notifications`, and keeps the part the server honours.
 pub(crate) fn filter(
     raw: Option<&RawValue>,
-    honoured: &Honoured,
+    honoured: &Advertised,
 ) -> Result<SubscriptionFilter, ErrorObject> {
     let raw =
         raw.ok_or_else(|| ErrorObject::invalid_params("Missing required params.notifications"))?;
@@ -477,7 +470,7 @@ mod tests {
         .unwrap();
         let f = filter(
             Some(&raw),
-            &Honoured {
+            &Advertised {
                 tools: true,
                 prompts: false,
                 resources: true,
@@ -495,7 +488,7 @@ mod tests {
             r#"{"toolsListChanged":1}"#,
         ] {
             let raw = RawValue::from_string(bad.into()).unwrap();
-            let h = Honoured {
+            let h = Advertised {
                 tools: true,
                 prompts: true,
                 resources: true,
@@ -503,7 +496,7 @@ mod tests {
             };
             assert_eq!(filter(Some(&raw), &h).unwrap_err().code, -32602, "{bad}");
         }
-        let h = Honoured {
+        let h = Advertised {
             tools: true,
             prompts: true,
             resources: true,

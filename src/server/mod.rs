@@ -24,6 +24,7 @@
 //! - `envelope` (reading the body), `mirror` (header checks), `cursor`, `scopes`.
 //! - `outcome` and `reply`: what goes back to the transport; `listen` builds on `reply`.
 
+mod advertised;
 mod builder;
 mod catalog;
 mod cursor;

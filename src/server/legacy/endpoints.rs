@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use http::Extensions;
 
 use super::dispatch::LegacyOutcome;
-use super::stream::{Lists, Stream};
+use super::stream::Stream;
 use crate::handler::Principal;
 use crate::protocol::ErrorObject;
 use crate::server::{Listen, Outcome, Reply, Server};
@@ -48,17 +48,12 @@ impl Server {
             Some(life) => until_expiry.min(now + life),
             None => until_expiry,
         };
-        let advertised = inner.catalog.advertised;
         let stream = Stream {
             session,
             settings,
             store: inner.legacy.store.clone(),
             bus: inner.notifier.subscribe(),
-            lists: Lists {
-                tools: advertised.tools,
-                prompts: advertised.prompts,
-                resources: advertised.resources,
-            },
+            lists: inner.catalog.advertised,
             versions: inner.listeners.versions(),
             shutdown: inner.listeners.shutdown.clone(),
             deadline: Some(deadline),

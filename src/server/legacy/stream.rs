@@ -28,16 +28,9 @@ use crate::protocol::legacy::LegacyNotification;
 use crate::protocol::{
     PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, TOOLS_LIST_CHANGED,
 };
+use crate::server::advertised::Advertised;
 use crate::server::listen::{Slot, Versions, changed_lists, covers};
 use crate::session::{SessionSettings, SessionStore};
-
-/// The lists a server can announce changes of.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Lists {
-    pub(crate) tools: bool,
-    pub(crate) prompts: bool,
-    pub(crate) resources: bool,
-}
 
 #[derive(Serialize)]
 struct Updated<'a> {
@@ -60,7 +53,8 @@ pub(crate) struct Stream {
     pub(crate) settings: SessionSettings,
     pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) bus: BusReceiver,
-    pub(crate) lists: Lists,
+    /// What the server advertises: the lists this stream announces changes of.
+    pub(crate) lists: Advertised,
     /// This replica's lists as the stream last reported them, and their changes.
     pub(crate) versions: Versions,
     pub(crate) shutdown: CancellationToken,
@@ -225,10 +219,11 @@ mod tests {
             settings: store.load("k").await.unwrap(),
             store: store.clone(),
             bus: bus.subscribe(),
-            lists: Lists {
+            lists: Advertised {
                 tools: true,
                 prompts: false,
                 resources: true,
+                tasks: false,
             },
             versions: listeners.versions(),
             shutdown: CancellationToken::new(),
