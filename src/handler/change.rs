@@ -1,12 +1,9 @@
 //! Runtime changes to a [`Registry`]: add, replace or remove one definition, with the checks
 //! the builder applies. A batch of them edits a copy; the first refused one discards it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::registry::{
-    Registry, compile_prompt, compile_resource, compile_template, compile_tool, duplicate,
-};
+use super::registry::{Registry, compile_prompt, compile_resource, compile_template, compile_tool};
 use super::state::States;
 use super::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 use crate::Error;
@@ -36,8 +33,26 @@ pub(crate) struct Touched {
     pub(crate) resources: bool,
 }
 
-fn missing(kind: &str, name: &str) -> Error {
-    Error::invalid_definition(format!("cannot remove {kind} {name:?}: no such {kind}"))
+impl Touched {
+    /// The list `edit` touches.
+    fn by(edit: &Edit) -> Self {
+        use Edit::*;
+        match edit {
+            AddTool(_) | ReplaceTool(_) | RemoveTool(_) => Touched {
+                tools: true,
+                ..Touched::default()
+            },
+            AddPrompt(_) | ReplacePrompt(_) | RemovePrompt(_) => Touched {
+                prompts: true,
+                ..Touched::default()
+            },
+            AddResource(_) | ReplaceResource(_) | RemoveResource(_) | AddTemplate(_)
+            | ReplaceTemplate(_) | RemoveTemplate(_) => Touched {
+                resources: true,
+                ..Touched::default()
+            },
+        }
+    }
 }
 
 impl Registry {
@@ -50,87 +65,24 @@ impl Registry {
         tool_timeout: Option<Duration>,
         touched: &mut Touched,
     ) -> Result<(), Error> {
+        let touches = Touched::by(&edit);
         match edit {
-            Edit::AddTool(def) => {
-                let tool = compile_tool(def, states, tool_timeout)?;
-                let name = tool.tool.name.clone();
-                self.tools
-                    .insert(name.clone(), Arc::new(tool))
-                    .map_err(|_| duplicate("tool name", &name))?;
-                touched.tools = true;
-            }
-            Edit::ReplaceTool(def) => {
-                let tool = compile_tool(def, states, tool_timeout)?;
-                self.tools.put(tool.tool.name.clone(), Arc::new(tool));
-                touched.tools = true;
-            }
-            Edit::RemoveTool(name) => {
-                self.tools
-                    .remove(&name)
-                    .ok_or_else(|| missing("tool", &name))?;
-                touched.tools = true;
-            }
-            Edit::AddPrompt(def) => {
-                let prompt = compile_prompt(def, states)?;
-                let name = prompt.prompt.name.clone();
-                self.prompts
-                    .insert(name.clone(), Arc::new(prompt))
-                    .map_err(|_| duplicate("prompt name", &name))?;
-                touched.prompts = true;
-            }
-            Edit::ReplacePrompt(def) => {
-                let prompt = compile_prompt(def, states)?;
-                self.prompts
-                    .put(prompt.prompt.name.clone(), Arc::new(prompt));
-                touched.prompts = true;
-            }
-            Edit::RemovePrompt(name) => {
-                self.prompts
-                    .remove(&name)
-                    .ok_or_else(|| missing("prompt", &name))?;
-                touched.prompts = true;
-            }
-            Edit::AddResource(def) => {
-                let resource = compile_resource(def, states)?;
-                let uri = resource.resource.uri.clone();
-                self.resources
-                    .insert(uri.clone(), Arc::new(resource))
-                    .map_err(|_| duplicate("resource URI", &uri))?;
-                touched.resources = true;
-            }
-            Edit::ReplaceResource(def) => {
-                let resource = compile_resource(def, states)?;
-                self.resources
-                    .put(resource.resource.uri.clone(), Arc::new(resource));
-                touched.resources = true;
-            }
-            Edit::RemoveResource(uri) => {
-                self.resources
-                    .remove(&uri)
-                    .ok_or_else(|| missing("resource", &uri))?;
-                touched.resources = true;
-            }
-            Edit::AddTemplate(def) => {
-                let template = compile_template(def, states)?;
-                let text = template.template.uri_template.clone();
-                self.templates
-                    .insert(text.clone(), Arc::new(template))
-                    .map_err(|_| duplicate("resource template", &text))?;
-                touched.resources = true;
-            }
-            Edit::ReplaceTemplate(def) => {
-                let template = compile_template(def, states)?;
-                self.templates
-                    .put(template.template.uri_template.clone(), Arc::new(template));
-                touched.resources = true;
-            }
-            Edit::RemoveTemplate(text) => {
-                self.templates
-                    .remove(&text)
-                    .ok_or_else(|| missing("resource template", &text))?;
-                touched.resources = true;
-            }
+            Edit::AddTool(def) => self.tools.add(compile_tool(def, states, tool_timeout)?)?,
+            Edit::ReplaceTool(def) => self.tools.replace(compile_tool(def, states, tool_timeout)?),
+            Edit::RemoveTool(name) => self.tools.take(&name)?,
+            Edit::AddPrompt(def) => self.prompts.add(compile_prompt(def, states)?)?,
+            Edit::ReplacePrompt(def) => self.prompts.replace(compile_prompt(def, states)?),
+            Edit::RemovePrompt(name) => self.prompts.take(&name)?,
+            Edit::AddResource(def) => self.resources.add(compile_resource(def, states)?)?,
+            Edit::ReplaceResource(def) => self.resources.replace(compile_resource(def, states)?),
+            Edit::RemoveResource(uri) => self.resources.take(&uri)?,
+            Edit::AddTemplate(def) => self.templates.add(compile_template(def, states)?)?,
+            Edit::ReplaceTemplate(def) => self.templates.replace(compile_template(def, states)?),
+            Edit::RemoveTemplate(text) => self.templates.take(&text)?,
         }
+        touched.tools |= touches.tools;
+        touched.prompts |= touches.prompts;
+        touched.resources |= touches.resources;
         Ok(())
     }
 }

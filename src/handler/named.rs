@@ -3,6 +3,19 @@
 
 use std::collections::HashMap;
 use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::Error;
+
+/// A registered item that knows its name in its list, and how errors speak of it.
+pub(crate) trait Keyed {
+    /// What a second item of the same name is called: "tool name", "resource URI", …
+    const KEY: &'static str;
+    /// What a missing one is called: "tool", "resource", …
+    const NOUN: &'static str;
+    /// The item's name in its list.
+    fn key(&self) -> &str;
+}
 
 /// Items in registration order, each found by its name in one lookup. Cloning copies the
 /// list and the index (the items are `Arc`s), which is what a runtime change starts from.
@@ -71,6 +84,33 @@ impl<T> Named<T> {
             }
         }
         Some(item)
+    }
+}
+
+impl<T: Keyed> Named<Arc<T>> {
+    /// Appends `item`, refusing a second one of the same name (the builder's and an
+    /// `add` edit's rule).
+    pub(crate) fn add(&mut self, item: T) -> Result<(), Error> {
+        let name = item.key().to_owned();
+        self.insert(name, Arc::new(item)).map_err(|taken| {
+            Error::invalid_definition(format!("duplicate {} {:?}", T::KEY, taken.key()))
+        })
+    }
+
+    /// Replaces the item of `item`'s name where it stands, or appends it.
+    pub(crate) fn replace(&mut self, item: T) {
+        let name = item.key().to_owned();
+        self.put(name, Arc::new(item));
+    }
+
+    /// Takes the item called `name` out, refusing a name that is not there.
+    pub(crate) fn take(&mut self, name: &str) -> Result<(), Error> {
+        self.remove(name).map(drop).ok_or_else(|| {
+            Error::invalid_definition(format!(
+                "cannot remove {noun} {name:?}: no such {noun}",
+                noun = T::NOUN
+            ))
+        })
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::completion::CompletionHandler;
 use super::header_rules::{HeaderParam, header_params};
-use super::named::Named;
+use super::named::{Keyed, Named};
 use super::prompt::{PromptDef, PromptHandler};
 use super::resource::{CompiledTemplate, ResourceDef, ResourceHandler, ResourceTemplateDef};
 use super::state::{StateType, States};
@@ -226,9 +226,36 @@ pub(crate) fn compile_prompt(def: PromptDef, states: &States) -> Result<Register
     })
 }
 
-/// The error for a second definition of the `kind` called `name`.
-pub(crate) fn duplicate(kind: &str, name: &str) -> Error {
-    Error::invalid_definition(format!("duplicate {kind} {name:?}"))
+impl Keyed for RegisteredTool {
+    const KEY: &'static str = "tool name";
+    const NOUN: &'static str = "tool";
+    fn key(&self) -> &str {
+        &self.tool.name
+    }
+}
+
+impl Keyed for RegisteredPrompt {
+    const KEY: &'static str = "prompt name";
+    const NOUN: &'static str = "prompt";
+    fn key(&self) -> &str {
+        &self.prompt.name
+    }
+}
+
+impl Keyed for RegisteredResource {
+    const KEY: &'static str = "resource URI";
+    const NOUN: &'static str = "resource";
+    fn key(&self) -> &str {
+        &self.resource.uri
+    }
+}
+
+impl Keyed for RegisteredTemplate {
+    const KEY: &'static str = "resource template";
+    const NOUN: &'static str = "resource template";
+    fn key(&self) -> &str {
+        &self.template.uri_template
+    }
 }
 
 impl Registry {
@@ -244,32 +271,16 @@ impl Registry {
             ..Default::default()
         };
         for def in defs.tools {
-            let tool = compile_tool(def, states, tool_timeout)?;
-            let name = tool.tool.name.clone();
-            r.tools
-                .insert(name.clone(), Arc::new(tool))
-                .map_err(|_| duplicate("tool name", &name))?;
+            r.tools.add(compile_tool(def, states, tool_timeout)?)?;
         }
         for def in defs.resources {
-            let resource = compile_resource(def, states)?;
-            let uri = resource.resource.uri.clone();
-            r.resources
-                .insert(uri.clone(), Arc::new(resource))
-                .map_err(|_| duplicate("resource URI", &uri))?;
+            r.resources.add(compile_resource(def, states)?)?;
         }
         for def in defs.templates {
-            let template = compile_template(def, states)?;
-            let text = template.template.uri_template.clone();
-            r.templates
-                .insert(text.clone(), Arc::new(template))
-                .map_err(|_| duplicate("resource template", &text))?;
+            r.templates.add(compile_template(def, states)?)?;
         }
         for def in defs.prompts {
-            let prompt = compile_prompt(def, states)?;
-            let name = prompt.prompt.name.clone();
-            r.prompts
-                .insert(name.clone(), Arc::new(prompt))
-                .map_err(|_| duplicate("prompt name", &name))?;
+            r.prompts.add(compile_prompt(def, states)?)?;
         }
         Ok(r)
     }
