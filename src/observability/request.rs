@@ -22,6 +22,7 @@ use tracing::field::{Empty, Field, Value, display};
 
 use super::TraceParent;
 use super::metrics::{RequestOutcome, RequestSeries};
+use crate::protocol::legacy;
 use crate::protocol::methods::{self, PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
 use crate::protocol::{RequestId, RequestMeta};
 
@@ -40,6 +41,16 @@ const KNOWN_METHODS: &[&str] = &[
     methods::PROMPTS_GET,
     methods::COMPLETION_COMPLETE,
     methods::SUBSCRIPTIONS_LISTEN,
+    crate::protocol::TASKS_GET,
+    crate::protocol::TASKS_UPDATE,
+    crate::protocol::TASKS_CANCEL,
+    // 2025-11-25 sessions (their requests carry no `Mcp-Method`; stdio labels them from the
+    // body).
+    legacy::INITIALIZE,
+    legacy::PING,
+    legacy::LOGGING_SET_LEVEL,
+    legacy::RESOURCES_SUBSCRIBE,
+    legacy::RESOURCES_UNSUBSCRIBE,
 ];
 
 fn method_label(header: Option<&str>) -> &'static str {
@@ -431,6 +442,15 @@ mod tests {
         };
         assert_eq!(method_label(Some("tools/call")), "tools/call");
         assert_eq!(method_label(Some("anything/else")), OTHER);
+        for m in [
+            "tasks/get",
+            "tasks/cancel",
+            "initialize",
+            "ping",
+            "logging/setLevel",
+        ] {
+            assert_eq!(method_label(Some(m)), m);
+        }
         assert_eq!(method_label(None), "");
         assert!(labels(Some(TOOLS_CALL), Some("echo")).contains(r#"name: "echo""#));
         assert!(labels(Some(TOOLS_CALL), Some("greet")).contains(r#"name: "_other""#));
