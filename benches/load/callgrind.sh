@@ -12,17 +12,20 @@
 # divides the server's instruction count (every thread) by N.
 # The `legacy` case is the echo call of a 2025-11-25 client: `initialize` first (not
 # counted), then the calls carry its `Mcp-Session-Id` and `MCP-Protocol-Version: 2025-11-25`
-# and no `_meta`; the table adds its ratio to the 2026 echo when both ran.
+# and no `_meta`; it has no baseline (the baseline keeps no sessions): the targets table
+# gives its ratio to the 2026 echo when both ran.
 # The `list_scoped` case is `tools/list` of the same 100 tools with half of them declaring a
 # scope (`load_server` with LOAD_SERVER_SCOPED=1) and a caller granted it (a principal put in
 # the request by a layer, in place of an authorization layer's token check, which
 # benches/auth.rs measures): the caller sees all 100, so the answer is the same size; the
-# table adds its ratio to the unscoped list when both ran (no baseline: it has no scopes).
+# targets table gives its ratio to the unscoped list when both ran (no baseline: it has no
+# scopes).
 # The `stdio` case is the same 2026 echo call (with `_meta`, no initialize) sent to the
 # reference binary with `--transport stdio`: one line on stdin, one answer read from stdout,
 # one request at a time (as on the HTTP connection); every answer is checked. It has no
-# baseline of its own: the table gives its ratio to the HTTP echo.
-# Prints a table and writes it to target/load/callgrind.md; the profiles stay in
+# baseline of its own: the targets table gives its ratio to the HTTP echo.
+# Prints two tables (instructions per case; the issue 19 targets: each ratio, its target
+# and whether this run met it) and writes them to target/load/callgrind.md; the profiles stay in
 # target/load/callgrind/ for callgrind_annotate. Same request bodies and headers as run.sh.
 # --bin-dir DIR measures stateless-mcp, load_server and bare_axum_baseline copied into DIR
 # (for example from an earlier commit) instead of building.
@@ -169,6 +172,39 @@ measure_stdio() {
 
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
+declare -A OURS_BY_CASE=() BASE_BY_CASE=() TITLE_BY_CASE=()
+ORDER=()
+for spec in "${CASES[@]}" "$SCOPED_SPEC" "$LEGACY_SPEC"; do
+    IFS='|' read -r id title _ _ _ <<<"$spec"
+    [[ " $CASES_WANTED " == *" $id "* ]] || continue
+    if [[ "$id" == list* ]]; then ours=$LIST_BIN; else ours=$OURS_BIN; fi
+    o=$(measure ours "$id" "$ours")
+    OURS_BY_CASE[$id]=$o TITLE_BY_CASE[$id]=$title
+    ORDER+=("$id")
+    # The scoped list and the legacy call have no baseline of their own (the baseline has
+    # no scopes and no sessions): their figure of merit is a ratio to another of ours.
+    if [[ "$id" == list_scoped || "$id" == legacy ]]; then
+        echo "-- $title: ours $o" >&2
+        continue
+    fi
+    b=$(measure baseline "$id" "$BASE_BIN")
+    BASE_BY_CASE[$id]=$b
+    echo "-- $title: ours $o, baseline $b" >&2
+done
+if [[ " $CASES_WANTED " == *" stdio "* ]]; then
+    o=$(measure_stdio)
+    OURS_BY_CASE[stdio]=$o TITLE_BY_CASE[stdio]="tools/call echo over stdio"
+    ORDER+=(stdio)
+    echo "-- tools/call echo over stdio: ours $o" >&2
+fi
+
+# target_row LABEL NUMERATOR DENOMINATOR TARGET: one line of the targets table (issue 19
+# items 1 and 2), when both counts were measured in this run.
+target_row() {
+    [[ -n "$2" && -n "$3" ]] || return 0
+    awk -v l="$1" -v n="$2" -v d="$3" -v t="$4" 'BEGIN {
+        r = n / d; printf "| %s | %d / %d | %.2f | <= %.2f | %s |\n", l, n, d, r, t, (r <= t ? "met" : "not met") }'
+}
 {
     echo "# Instructions per request (callgrind), commit $COMMIT$DIRTY"
     echo
@@ -176,40 +212,26 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
     echo
     echo "| case | ours instr/req | baseline instr/req | ratio |"
     echo "|---|---|---|---|"
+    for id in "${ORDER[@]}"; do
+        o=${OURS_BY_CASE[$id]} b=${BASE_BY_CASE[$id]-}
+        if [[ -n "$b" ]]; then
+            awk -v t="${TITLE_BY_CASE[$id]}" -v o="$o" -v b="$b" 'BEGIN { printf "| %s | %d | %d | %.2f |\n", t, o, b, o / b }'
+        else
+            awk -v t="${TITLE_BY_CASE[$id]}" -v o="$o" 'BEGIN { printf "| %s | %d | (none) | |\n", t, o }'
+        fi
+    done
+    echo
+    echo "Targets (issue 19, items 1 and 2): ratios of this run."
+    echo
+    echo "| ratio | instructions | value | target | |"
+    echo "|---|---|---|---|---|"
+    target_row "echo / baseline echo" "${OURS_BY_CASE[echo]-}" "${BASE_BY_CASE[echo]-}" 1.25
+    target_row "discover / baseline discover" "${OURS_BY_CASE[discover]-}" "${BASE_BY_CASE[discover]-}" 1.2
+    target_row "tools/list(100) / baseline list" "${OURS_BY_CASE[list]-}" "${BASE_BY_CASE[list]-}" 1.1
+    target_row "echo 100 KB / baseline echo 100 KB" "${OURS_BY_CASE[echo100k]-}" "${BASE_BY_CASE[echo100k]-}" 1.0
+    target_row "legacy echo / 2026 echo" "${OURS_BY_CASE[legacy]-}" "${OURS_BY_CASE[echo]-}" 1.2
+    target_row "stdio echo / 2026 HTTP echo" "${OURS_BY_CASE[stdio]-}" "${OURS_BY_CASE[echo]-}" 1.2
+    target_row "scoped list / unscoped list" "${OURS_BY_CASE[list_scoped]-}" "${OURS_BY_CASE[list]-}" 1.3
 } >"$OUT/callgrind.md"
-declare -A OURS_BY_CASE=()
-for spec in "${CASES[@]}" "$SCOPED_SPEC" "$LEGACY_SPEC"; do
-    IFS='|' read -r id title _ _ _ <<<"$spec"
-    [[ " $CASES_WANTED " == *" $id "* ]] || continue
-    if [[ "$id" == list* ]]; then ours=$LIST_BIN; else ours=$OURS_BIN; fi
-    o=$(measure ours "$id" "$ours")
-    OURS_BY_CASE[$id]=$o
-    if [[ "$id" == list_scoped ]]; then
-        echo "-- $title: ours $o" >&2
-        awk -v t="$title" -v o="$o" 'BEGIN { printf "| %s | %d | n/a | n/a |\n", t, o }' >>"$OUT/callgrind.md"
-        continue
-    fi
-    b=$(measure baseline "$id" "$BASE_BIN")
-    echo "-- $title: ours $o, baseline $b" >&2
-    awk -v t="$title" -v o="$o" -v b="$b" 'BEGIN { printf "| %s | %d | %d | %.2f |\n", t, o, b, o / b }' >>"$OUT/callgrind.md"
-done
-if [[ -n "${OURS_BY_CASE[list_scoped]-}" && -n "${OURS_BY_CASE[list]-}" ]]; then
-    awk -v s="${OURS_BY_CASE[list_scoped]}" -v l="${OURS_BY_CASE[list]}" 'BEGIN {
-        printf "\nScoped list (50 of 100 tools scoped, caller sees all) / unscoped list: %d / %d = %.2f\n", s, l, s / l }' >>"$OUT/callgrind.md"
-fi
-if [[ " $CASES_WANTED " == *" stdio "* ]]; then
-    o=$(measure_stdio)
-    OURS_BY_CASE[stdio]=$o
-    echo "-- tools/call echo over stdio: ours $o" >&2
-    awk -v o="$o" 'BEGIN { printf "| tools/call echo over stdio (no baseline) | %d | | |\n", o }' >>"$OUT/callgrind.md"
-fi
-if [[ -n "${OURS_BY_CASE[legacy]-}" && -n "${OURS_BY_CASE[echo]-}" ]]; then
-    awk -v l="${OURS_BY_CASE[legacy]}" -v e="${OURS_BY_CASE[echo]}" 'BEGIN {
-        printf "\nLegacy echo (session id, store lookup) / 2026 echo: %d / %d = %.2f\n", l, e, l / e }' >>"$OUT/callgrind.md"
-fi
-if [[ -n "${OURS_BY_CASE[stdio]-}" && -n "${OURS_BY_CASE[echo]-}" ]]; then
-    awk -v s="${OURS_BY_CASE[stdio]}" -v e="${OURS_BY_CASE[echo]}" 'BEGIN {
-        printf "\nstdio echo / 2026 HTTP echo: %d / %d = %.2f\n", s, e, s / e }' >>"$OUT/callgrind.md"
-fi
 echo >&2
 cat "$OUT/callgrind.md"
