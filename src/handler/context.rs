@@ -1,6 +1,7 @@
 //! What a handler knows about the request it serves.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use http::Extensions;
@@ -9,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::context_meta::ContextMeta;
 use super::input::Input;
 use super::state::States;
 use crate::notify::Notifier;
@@ -31,6 +33,11 @@ pub struct RequestContext {
 struct Inner {
     parts: ContextParts,
     last_progress: std::sync::Mutex<Option<f64>>,
+    /// The cancellation token, made on first use (most handlers never ask for it) unless
+    /// the caller gave one ([`ContextParts::cancellation`]).
+    cancellation: OnceLock<CancellationToken>,
+    /// Set by [`RequestContext::abandon`]: a token made afterwards starts cancelled.
+    abandoned: AtomicBool,
 }
 
 /// Everything dispatch knows about a request when it hands it to a handler.
@@ -38,9 +45,11 @@ struct Inner {
 pub(crate) struct ContextParts {
     pub(crate) id: RequestId,
     pub(crate) method: &'static str,
-    pub(crate) meta: RequestMeta,
+    pub(crate) meta: ContextMeta,
     pub(crate) extensions: Extensions,
-    pub(crate) cancellation: CancellationToken,
+    /// The token to cancel the handler with (a task's); `None`: one is made when a handler
+    /// asks, cancelled by [`RequestContext::abandon`].
+    pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) events: Option<mpsc::Sender<Bytes>>,
     pub(crate) input: Input,
     pub(crate) notifier: Notifier,
@@ -48,12 +57,34 @@ pub(crate) struct ContextParts {
 }
 
 impl RequestContext {
-    pub(crate) fn new(parts: ContextParts) -> Self {
+    pub(crate) fn new(mut parts: ContextParts) -> Self {
+        RequestContext::with_progress(parts.cancellation.take(), parts, None)
+    }
+
+    fn with_progress(
+        cancellation: Option<CancellationToken>,
+        parts: ContextParts,
+        last_progress: Option<f64>,
+    ) -> Self {
         RequestContext {
             inner: Arc::new(Inner {
                 parts,
-                last_progress: std::sync::Mutex::new(None),
+                last_progress: std::sync::Mutex::new(last_progress),
+                cancellation: cancellation.map_or_else(OnceLock::new, OnceLock::from),
+                abandoned: AtomicBool::new(false),
             }),
+        }
+    }
+
+    /// The request was abandoned (its reply dropped, or produced): cancels the token, now if
+    /// a handler made it, else as soon as one is made.
+    pub(crate) fn abandon(&self) {
+        self.inner.abandoned.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `cancellation`: of a token being made while the request
+        // is abandoned, either this sees the token or that sees the flag.
+        fence(Ordering::SeqCst);
+        if let Some(token) = self.inner.cancellation.get() {
+            token.cancel();
         }
     }
 
@@ -69,22 +100,27 @@ impl RequestContext {
 
     /// The protocol version the request declared.
     pub fn protocol_version(&self) -> &str {
-        &self.inner.parts.meta.protocol_version
+        self.inner.parts.meta.protocol_version()
     }
 
     /// The capabilities the client declared on this request.
     pub fn client_capabilities(&self) -> &ClientCapabilities {
-        &self.inner.parts.meta.client_capabilities
+        self.inner.parts.meta.client_capabilities()
     }
 
     /// The client's self-reported implementation, if sent. For display and logs only.
+    ///
+    /// Copied out of the request body on the first call of this or [`meta`](Self::meta).
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.parts.meta.client_info.as_ref()
+        self.meta().client_info.as_ref()
     }
 
     /// The whole validated `_meta` of the request.
+    ///
+    /// Built on the first call: until a handler asks, the strings of a 2026-07-28 request's
+    /// `_meta` stay in its body (the accessors above read what they need without it).
     pub fn meta(&self) -> &RequestMeta {
-        &self.inner.parts.meta
+        self.inner.parts.meta.get()
     }
 
     /// The application state of type `S`, for a [`State<S>`](super::State) parameter.
@@ -118,7 +154,7 @@ impl RequestContext {
     /// Whether the client declared, on this request, the capability `request` needs
     /// (elicitation modes included). The server refuses to send one it did not declare.
     pub fn can_ask(&self, request: &InputRequest) -> bool {
-        request.supported_by(&self.inner.parts.meta.client_capabilities)
+        request.supported_by(self.inner.parts.meta.client_capabilities())
     }
 
     /// Announces changes (list changed, resource updated) to listening clients on every
@@ -136,17 +172,28 @@ impl RequestContext {
     /// Cancelled when the client goes away (on HTTP: closes the connection) or the request
     /// is otherwise abandoned. Spawned work should watch it.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.inner.parts.cancellation
+        let inner = &*self.inner;
+        let token = inner.cancellation.get_or_init(CancellationToken::new);
+        // Made after (or while) the request was abandoned: it starts cancelled (see the
+        // fence in `abandon`: one of the two cancels it).
+        fence(Ordering::SeqCst);
+        if inner.abandoned.load(Ordering::SeqCst) {
+            token.cancel();
+        }
+        token
     }
 
     /// Whether the request has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.inner.parts.cancellation.is_cancelled()
+        match self.inner.cancellation.get() {
+            Some(token) => token.is_cancelled(),
+            None => self.inner.abandoned.load(Ordering::SeqCst),
+        }
     }
 
     /// Whether the client asked for progress notifications (`_meta.progressToken`).
     pub fn wants_progress(&self) -> bool {
-        self.inner.parts.meta.progress_token.is_some() && self.inner.parts.events.is_some()
+        self.inner.parts.meta.progress_token().is_some() && self.inner.parts.events.is_some()
     }
 
     /// Reports progress on the request's own stream.
@@ -154,7 +201,7 @@ impl RequestContext {
     /// Sent only when the request carried a `progressToken`; `progress` must increase, and a
     /// value that does not is dropped. Waits while the client reads slowly (bounded buffer).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let Some(token) = self.inner.parts.meta.progress_token.clone() else {
+        let Some(token) = self.inner.parts.meta.progress_token().cloned() else {
             return;
         };
         {
@@ -176,7 +223,7 @@ impl RequestContext {
     /// Sends a log message on the request's own stream, if the request asked for log messages
     /// (`_meta["io.modelcontextprotocol/logLevel"]`) at or below `level`.
     pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
-        match self.inner.parts.meta.log_level {
+        match self.inner.parts.meta.log_level() {
             Some(min) if level >= min => {}
             _ => return,
         }
@@ -195,22 +242,20 @@ impl RequestContext {
             .last_progress
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        RequestContext {
-            inner: Arc::new(Inner {
-                parts: ContextParts {
-                    id: p.id.clone(),
-                    method: p.method,
-                    meta: p.meta.clone(),
-                    extensions: p.extensions.clone(),
-                    cancellation: p.cancellation.clone(),
-                    events: p.events.clone(),
-                    input,
-                    notifier: p.notifier.clone(),
-                    states: p.states.clone(),
-                },
-                last_progress: std::sync::Mutex::new(last),
-            }),
-        }
+        // The same token: cancelling this request cancels the re-run.
+        let cancellation = self.cancellation().clone();
+        let parts = ContextParts {
+            id: p.id.clone(),
+            method: p.method,
+            meta: p.meta.clone(),
+            extensions: p.extensions.clone(),
+            cancellation: None,
+            events: p.events.clone(),
+            input,
+            notifier: p.notifier.clone(),
+            states: p.states.clone(),
+        };
+        RequestContext::with_progress(Some(cancellation), parts, last)
     }
 
     /// Queues an encoded message (a server-to-client request) on the request's own stream;

@@ -5,8 +5,10 @@
 pub(crate) mod change;
 pub(crate) mod completion;
 pub(crate) mod context;
+pub(crate) mod context_meta;
 mod elicit;
 mod error;
+mod flat_schema;
 mod function;
 pub(crate) mod header_rules;
 pub(crate) mod input;

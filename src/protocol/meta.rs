@@ -1,5 +1,6 @@
 //! The per-request `_meta` object that makes every request self-describing.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, MapAccess, Visitor};
@@ -186,6 +187,139 @@ impl MetaWire<'_> {
             tracestate: self.tracestate,
             baggage: self.baggage,
             extra: self.extra,
+        }
+    }
+}
+
+impl MetaWire<'_> {
+    /// The checked `_meta` of a request whose protocol version is `version` (one of the
+    /// server's, found equal to the one sent), with its borrowed strings kept as places in
+    /// `body`, the text it was read from: nothing is copied until
+    /// [`DeferredMeta::build`] is asked for the owned form.
+    pub(crate) fn defer(self, version: &'static str, body: &[u8]) -> DeferredMeta {
+        DeferredMeta {
+            protocol_version: version,
+            client_capabilities: self.client_capabilities.unwrap_or_default(),
+            client_info: self.client_info.map(|i| DeferredImplementation {
+                name: BodyText::new(i.name, body),
+                version: BodyText::new(i.version, body),
+                title: i.title.map(|t| BodyText::new(t, body)),
+                description: i.description.map(|t| BodyText::new(t, body)),
+                website_url: i.website_url.map(|t| BodyText::new(t, body)),
+                icons: i.icons,
+            }),
+            log_level: self.log_level,
+            progress_token: self.progress_token,
+            traceparent: self.traceparent,
+            tracestate: self.tracestate,
+            baggage: self.baggage,
+            extra: self.extra,
+        }
+    }
+}
+
+/// A checked `_meta` as read from a request body, its strings not yet copied out of the
+/// body ([`MetaWire::defer`]). What dispatch decides on (capabilities, log level, progress
+/// token) is at hand; the owned [`RequestMeta`] is built only for a handler that asks.
+#[derive(Debug, Clone)]
+pub(crate) struct DeferredMeta {
+    protocol_version: &'static str,
+    client_capabilities: ClientCapabilities,
+    client_info: Option<DeferredImplementation>,
+    log_level: Option<LoggingLevel>,
+    progress_token: Option<ProgressToken>,
+    traceparent: Option<String>,
+    tracestate: Option<String>,
+    baggage: Option<String>,
+    extra: JsonObject,
+}
+
+impl DeferredMeta {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    pub(crate) fn protocol_version(&self) -> &'static str {
+        self.protocol_version
+    }
+
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    pub(crate) fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.client_capabilities
+    }
+
+    /// `io.modelcontextprotocol/logLevel`, if sent.
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level
+    }
+
+    /// `progressToken`, if sent.
+    pub(crate) fn progress_token(&self) -> Option<&ProgressToken> {
+        self.progress_token.as_ref()
+    }
+
+    /// The owned `_meta`, its strings copied from `body` (the text [`MetaWire::defer`] was
+    /// given): the same [`RequestMeta`] as [`MetaWire::into_meta`] makes.
+    pub(crate) fn build(&self, body: &[u8]) -> RequestMeta {
+        RequestMeta {
+            protocol_version: self.protocol_version.to_owned(),
+            client_capabilities: self.client_capabilities.clone(),
+            client_info: self.client_info.as_ref().map(|i| Implementation {
+                name: i.name.owned(body),
+                version: i.version.owned(body),
+                title: i.title.as_ref().map(|t| t.owned(body)),
+                description: i.description.as_ref().map(|t| t.owned(body)),
+                website_url: i.website_url.as_ref().map(|t| t.owned(body)),
+                icons: i.icons.clone(),
+            }),
+            log_level: self.log_level,
+            progress_token: self.progress_token.clone(),
+            traceparent: self.traceparent.clone(),
+            tracestate: self.tracestate.clone(),
+            baggage: self.baggage.clone(),
+            extra: self.extra.clone(),
+        }
+    }
+}
+
+/// `clientInfo` whose strings are places in the body ([`DeferredMeta`]).
+#[derive(Debug, Clone)]
+struct DeferredImplementation {
+    name: BodyText,
+    version: BodyText,
+    title: Option<BodyText>,
+    description: Option<BodyText>,
+    website_url: Option<BodyText>,
+    icons: Option<Vec<super::annotations::Icon>>,
+}
+
+/// A JSON string of a request body: where its text is in the body (a string without
+/// escapes, borrowed when read), or its unescaped text.
+#[derive(Debug, Clone)]
+enum BodyText {
+    /// `body[start..end]`.
+    At(usize, usize),
+    /// A string with escapes, unescaped.
+    Text(String),
+}
+
+impl BodyText {
+    fn new(s: Str<'_>, body: &[u8]) -> Self {
+        match s.0 {
+            Cow::Borrowed(text) => match super::strict::offset_in(body, text) {
+                Some(at) => BodyText::At(at, at + text.len()),
+                None => BodyText::Text(text.to_owned()),
+            },
+            Cow::Owned(text) => BodyText::Text(text),
+        }
+    }
+
+    /// The text, copied (empty if `body` is not the text this was read from).
+    fn owned(&self, body: &[u8]) -> String {
+        match self {
+            BodyText::At(start, end) => body
+                .get(*start..*end)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or_default()
+                .to_owned(),
+            BodyText::Text(text) => text.clone(),
         }
     }
 }

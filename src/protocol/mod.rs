@@ -56,8 +56,8 @@ pub use keys::{SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY};
 pub use lists::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
 };
-pub(crate) use meta::MetaWire;
 pub use meta::RequestMeta;
+pub(crate) use meta::{DeferredMeta, MetaWire};
 pub use mrtr::{
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, FormMode,
     InputRequest, InputRequiredResult, InputResponse, ListRootsParams, ListRootsResult, Root,

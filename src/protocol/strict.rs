@@ -98,6 +98,12 @@ pub(crate) fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Str<'_>>(raw.get()).ok().map(|s| s.0)
 }
 
+/// Where `text` starts in `body`, when it is a part of it (a string borrowed from the body).
+pub(crate) fn offset_in(body: &[u8], text: &str) -> Option<usize> {
+    let at = text.as_ptr().addr().checked_sub(body.as_ptr().addr())?;
+    (at.checked_add(text.len())? <= body.len()).then_some(at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Cow, json_str};

@@ -9,10 +9,12 @@
 
 use std::borrow::Cow;
 
+use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+use crate::handler::context_meta::ContextMeta;
 use crate::protocol::strict::json_str;
 use crate::protocol::{ErrorObject, IdField, IncomingMessage, MetaWire, RequestMeta};
 
@@ -182,8 +184,9 @@ impl<'a> Params<'a> {
 /// 2026 request), or built already (a legacy request's, from its session). Only methods
 /// that run a handler make it an owned [`RequestMeta`].
 pub(in crate::server) enum Meta<'a> {
-    /// Read from the body, checked.
-    Wire(MetaWire<'a>),
+    /// Read from the body, checked; its protocol version is the server's `&'static str`
+    /// equal to the one sent.
+    Wire(MetaWire<'a>, &'static str),
     /// Built.
     Owned(RequestMeta),
 }
@@ -192,8 +195,19 @@ impl Meta<'_> {
     /// The owned `_meta`.
     pub(in crate::server) fn into_owned(self) -> RequestMeta {
         match self {
-            Meta::Wire(wire) => wire.into_meta(),
+            Meta::Wire(wire, _) => wire.into_meta(),
             Meta::Owned(meta) => meta,
+        }
+    }
+
+    /// The `_meta` for a handler's context: a 2026 request's stays in `body` (the body it
+    /// was read from) until the handler asks for it.
+    pub(in crate::server) fn into_context(self, body: &Bytes) -> ContextMeta {
+        match self {
+            Meta::Wire(wire, version) => {
+                ContextMeta::deferred(wire.defer(version, body), body.clone())
+            }
+            Meta::Owned(meta) => meta.into(),
         }
     }
 }
@@ -274,6 +288,15 @@ pub(super) fn read(body: &[u8]) -> Result<Message<'_>, ErrorObject> {
         result: m.result,
         error: m.error,
     })
+}
+
+/// `text` as [`Bytes`]: a part of `body` shares it (a string read without escapes), any
+/// other text is copied.
+pub(super) fn shared(body: &Bytes, text: &str) -> Bytes {
+    match crate::protocol::strict::offset_in(body, text) {
+        Some(at) => body.slice(at..at + text.len()),
+        None => Bytes::copy_from_slice(text.as_bytes()),
+    }
 }
 
 /// A params member that must be a string (`-32602` when missing or not a string).
@@ -359,6 +382,30 @@ mod tests {
             read(bad.as_bytes()).unwrap().params,
             Params::Raw(Some(_))
         ));
+    }
+
+    #[test]
+    fn shared_text_is_the_same_text() {
+        let body = Bytes::from_static(br#"{"name":"echo","other":"x"}"#);
+        let text = std::str::from_utf8(&body).unwrap();
+        let part = &text[9..13];
+        let s = shared(&body, part);
+        assert_eq!(&s[..], b"echo");
+        assert_eq!(
+            s.as_ptr(),
+            part.as_ptr(),
+            "a part of the body is not copied"
+        );
+        let elsewhere = String::from("echo");
+        let s = shared(&body, &elsewhere);
+        assert_eq!(&s[..], b"echo");
+        assert_ne!(s.as_ptr(), elsewhere.as_ptr());
+        // Text that starts inside the body but runs past its end is copied.
+        let tail = &text[text.len() - 2..];
+        assert_eq!(
+            &shared(&body.slice(..body.len() - 1), tail)[..],
+            tail.as_bytes()
+        );
     }
 
     #[test]

@@ -141,12 +141,12 @@ impl Server {
         if let Some(m) = mirror {
             m.check_protocol_version(version)?;
         }
-        if !inner.supported_versions.contains(&version) {
+        let Some(&version) = inner.supported_versions.iter().find(|v| **v == version) else {
             return Err(ErrorObject::unsupported_protocol_version(
                 &inner.supported_versions,
                 version,
             ));
-        }
+        };
         if let Some(m) = mirror {
             m.check_method(method)?;
             if let Some(field) = methods::name_field(method) {
@@ -159,7 +159,7 @@ impl Server {
                 m.check_name(body.as_deref())?;
             }
         }
-        let meta = Meta::Wire(meta);
+        let meta = Meta::Wire(meta, version);
         self.dispatch_method(body, id, method, view, meta, mirror, extensions, None)
     }
 
@@ -214,23 +214,23 @@ impl Server {
             }
             TOOLS_CALL => {
                 self.gate(advertised.tools, method, "tools")?;
-                let meta = meta.into_owned();
+                let meta = meta.into_context(body);
                 self.call_tool(reg, body, id, meta, &view, mirror, extensions, asker)
             }
             RESOURCES_READ => {
                 self.gate(advertised.resources, method, "resources")?;
-                self.read_resource(reg, id, meta.into_owned(), &view, extensions, asker)
+                self.read_resource(reg, id, meta.into_context(body), &view, extensions, asker)
             }
             PROMPTS_GET => {
                 self.gate(advertised.prompts, method, "prompts")?;
-                self.get_prompt(reg, id, meta.into_owned(), &view, extensions, asker)
+                self.get_prompt(reg, id, meta.into_context(body), &view, extensions, asker)
             }
             COMPLETION_COMPLETE => {
                 let handler = reg
                     .completion
                     .clone()
                     .ok_or_else(|| not_advertised(method, "completions"))?;
-                self.complete(reg, id, meta.into_owned(), body, handler, extensions)
+                self.complete(reg, id, meta.into_context(body), body, handler, extensions)
             }
             SUBSCRIPTIONS_LISTEN => {
                 self.gate(

@@ -6,6 +6,7 @@
 //! `reply`, `handler::input`, `replay` (through the server's store). The runner and the
 //! method families call it.
 
+use bytes::Bytes;
 use http::Extensions;
 
 use super::Server;
@@ -34,17 +35,12 @@ impl Server {
     pub(in crate::server) fn retry_input(
         &self,
         method: &'static str,
-        target: &str,
+        target: Bytes,
         arguments: PendingArguments,
         view: &ParamsView<'_>,
         extensions: &Extensions,
     ) -> Result<Retry, ErrorObject> {
-        let binding = PendingBinding::new(
-            method,
-            target.to_owned(),
-            arguments,
-            extensions.get::<Principal>(),
-        );
+        let binding = PendingBinding::new(method, target, arguments, extensions.get::<Principal>());
         let responses = parse_responses(view.input_responses)?;
         let mut single_use = None;
         let state = match view.request_state {
@@ -213,8 +209,12 @@ mod tests {
     #[test]
     fn retry_input_opens_what_input_required_sealed() {
         let s = server();
-        let binding =
-            PendingBinding::new(TOOLS_CALL, "once".into(), PendingArguments::Raw(None), None);
+        let binding = PendingBinding::new(
+            TOOLS_CALL,
+            Bytes::from_static(b"once"),
+            PendingArguments::Raw(None),
+            None,
+        );
         let ask = InputRequired::new().state(&json!({"k": 1})).single_use();
         let result = s
             .input_required(ask, &binding.resolve(), &ClientCapabilities::default())
@@ -231,7 +231,7 @@ mod tests {
         let retry = s
             .retry_input(
                 TOOLS_CALL,
-                "once",
+                Bytes::from_static(b"once"),
                 PendingArguments::Raw(Some(Bytes::from_static(b"{}"))),
                 &view,
                 &Extensions::new(),
@@ -243,7 +243,7 @@ mod tests {
         let err = s
             .retry_input(
                 TOOLS_CALL,
-                "other",
+                Bytes::from_static(b"other"),
                 PendingArguments::Raw(None),
                 &view,
                 &Extensions::new(),
@@ -259,7 +259,7 @@ mod tests {
         let err = s
             .retry_input(
                 TOOLS_CALL,
-                "once",
+                Bytes::from_static(b"once"),
                 PendingArguments::Raw(None),
                 &view,
                 &Extensions::new(),
@@ -272,8 +272,13 @@ mod tests {
     #[test]
     fn input_required_needs_something_to_ask_and_a_capable_client() {
         let s = server();
-        let b = PendingBinding::new(TOOLS_CALL, "once".into(), PendingArguments::Raw(None), None)
-            .resolve();
+        let b = PendingBinding::new(
+            TOOLS_CALL,
+            Bytes::from_static(b"once"),
+            PendingArguments::Raw(None),
+            None,
+        )
+        .resolve();
         let caps = ClientCapabilities::default();
         let empty = s
             .input_required(InputRequired::new(), &b, &caps)

@@ -13,7 +13,6 @@ use futures_util::FutureExt as _;
 use http::Extensions;
 use serde::Serialize;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::mrtr::Retry;
@@ -21,10 +20,21 @@ use super::outcome::{Outcome, Running};
 use super::reply::Reply;
 use crate::Error;
 use crate::handler::context::ContextParts;
+use crate::handler::context_meta::ContextMeta;
 use crate::handler::input::Stop;
 use crate::handler::{Input, RequestContext};
 use crate::protocol::methods::COMPLETION_COMPLETE;
-use crate::protocol::{ErrorObject, RequestId, RequestMeta, StampResult};
+use crate::protocol::{ErrorObject, RequestId, StampResult};
+
+/// Abandons its request's context when dropped: cancels the handler's token (see
+/// [`RequestContext::abandon`]) once the reply is produced or dropped.
+struct AbandonOnDrop(RequestContext);
+
+impl Drop for AbandonOnDrop {
+    fn drop(&mut self) {
+        self.0.abandon();
+    }
+}
 
 impl Server {
     /// Runs a handler: its context, cancellation on drop, panic isolation, `serverInfo`
@@ -33,7 +43,7 @@ impl Server {
     pub(in crate::server) fn run<T, F, Fut>(
         &self,
         id: RequestId,
-        meta: RequestMeta,
+        meta: ContextMeta,
         extensions: Extensions,
         mrtr: Option<Retry>,
         make: F,
@@ -52,7 +62,7 @@ impl Server {
     pub(in crate::server) fn run_with<T, F, Fut>(
         &self,
         id: RequestId,
-        meta: RequestMeta,
+        meta: ContextMeta,
         extensions: Extensions,
         mrtr: Option<Retry>,
         streams: bool,
@@ -65,13 +75,13 @@ impl Server {
     {
         // Only a request that asked for progress or log messages (or whose handler may ask
         // its legacy client for input) can have messages before its reply.
-        let (tx, events) = if streams || meta.progress_token.is_some() || meta.log_level.is_some() {
-            let (tx, rx) = mpsc::channel(self.inner.event_buffer);
-            (Some(tx), Some(rx))
-        } else {
-            (None, None)
-        };
-        let token = CancellationToken::new();
+        let (tx, events) =
+            if streams || meta.progress_token().is_some() || meta.log_level().is_some() {
+                let (tx, rx) = mpsc::channel(self.inner.event_buffer);
+                (Some(tx), Some(rx))
+            } else {
+                (None, None)
+            };
         let (binding, input, single_use) = match mrtr {
             Some(r) => (Some(r.binding), r.input, r.single_use),
             None => (None, Input::default(), None),
@@ -81,7 +91,7 @@ impl Server {
             method: binding.as_ref().map_or(COMPLETION_COMPLETE, |b| b.method),
             meta,
             extensions,
-            cancellation: token.clone(),
+            cancellation: None,
             events: tx,
             input,
             notifier: self.inner.notifier.clone(),
@@ -90,9 +100,10 @@ impl Server {
         // What sealing an `input_required` answer needs: the binding, and the client's
         // capabilities (read through a second handle on the context, not copied up front).
         let asking = binding.map(|b| (b, ctx.clone()));
+        let abandon = ctx.clone();
         let server = self.clone();
         let reply = async move {
-            let _cancel_on_drop = token.drop_guard();
+            let _cancel_on_drop = AbandonOnDrop(abandon);
             let method = ctx.method();
             if let Some(claim) = single_use {
                 if let Err(reply) = server.claim(&id, method, &claim).await {
@@ -153,7 +164,7 @@ mod tests {
 
     use super::*;
     use crate::handler::InputRequired;
-    use crate::protocol::{CallToolResult, ClientCapabilities, ProgressToken};
+    use crate::protocol::{CallToolResult, ClientCapabilities, ProgressToken, RequestMeta};
 
     fn meta() -> RequestMeta {
         RequestMeta::new("2026-07-28", ClientCapabilities::default())
@@ -168,7 +179,7 @@ mod tests {
         let server = Server::builder().build().unwrap();
         let outcome = server.run(
             RequestId::from(3),
-            meta(),
+            meta().into(),
             Extensions::new(),
             None,
             |_ctx| async move {
@@ -188,7 +199,7 @@ mod tests {
         );
         let again = server.run(
             RequestId::from(4),
-            meta(),
+            meta().into(),
             Extensions::new(),
             None,
             |_ctx| async move { Ok::<_, Stop>(CallToolResult::text("fine")) },
@@ -205,7 +216,7 @@ mod tests {
         let (tx, rx) = oneshot::channel();
         let outcome = server.run(
             RequestId::from(1),
-            meta(),
+            meta().into(),
             Extensions::new(),
             None,
             move |ctx| async move {
@@ -238,7 +249,7 @@ mod tests {
         m.progress_token = Some(ProgressToken::from("p"));
         let outcome = server.run(
             RequestId::from(1),
-            m,
+            m.into(),
             Extensions::new(),
             None,
             |_ctx| async move { Ok::<_, Stop>(CallToolResult::text("ok")) },
@@ -266,7 +277,7 @@ mod tests {
         let outcome =
             server.run(
                 RequestId::from(1),
-                meta(),
+                meta().into(),
                 Extensions::new(),
                 None,
                 |_ctx| async move {

@@ -201,9 +201,9 @@ impl Server {
         RequestContext::new(ContextParts {
             id,
             method: TOOLS_CALL,
-            meta,
+            meta: meta.into(),
             extensions,
-            cancellation: token.clone(),
+            cancellation: Some(token.clone()),
             events: None,
             input,
             notifier: self.inner.notifier.clone(),

@@ -9,8 +9,9 @@ use serde_json::value::RawValue;
 
 use crate::handler::CompletionHandler;
 use crate::handler::HandlerError;
+use crate::handler::context_meta::ContextMeta;
 use crate::handler::registry::Registry;
-use crate::protocol::{CompleteRequest, CompletionReference, ErrorObject, RequestId, RequestMeta};
+use crate::protocol::{CompleteRequest, CompletionReference, ErrorObject, RequestId};
 use crate::server::Server;
 use crate::server::envelope;
 use crate::server::outcome::Outcome;
@@ -20,7 +21,7 @@ impl Server {
         &self,
         reg: &Registry,
         id: &RequestId,
-        meta: RequestMeta,
+        meta: ContextMeta,
         body: &[u8],
         handler: Arc<dyn CompletionHandler>,
         extensions: Extensions,

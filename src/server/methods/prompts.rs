@@ -6,10 +6,11 @@ use std::sync::Arc;
 use http::Extensions;
 use serde_json::json;
 
+use crate::handler::context_meta::ContextMeta;
 use crate::handler::registry::Registry;
 use crate::handler::{HandlerError, PromptDef, PromptHandler};
 use crate::protocol::methods::PROMPTS_GET;
-use crate::protocol::{ErrorObject, RequestId, RequestMeta};
+use crate::protocol::{ErrorObject, RequestId};
 use crate::server::Server;
 use crate::server::envelope::{ParamsView, string_field};
 use crate::server::legacy::Asker;
@@ -21,7 +22,7 @@ impl Server {
         &self,
         reg: &Registry,
         id: &RequestId,
-        meta: RequestMeta,
+        meta: ContextMeta,
         view: &ParamsView<'_>,
         extensions: Extensions,
         asker: Option<Asker>,
@@ -56,7 +57,7 @@ impl Server {
         let salient = serde_json::to_value(&arguments).unwrap_or_default();
         let retry = self.retry_input(
             PROMPTS_GET,
-            &name,
+            bytes::Bytes::copy_from_slice(name.as_bytes()),
             PendingArguments::Value(salient),
             view,
             &extensions,

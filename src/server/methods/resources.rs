@@ -7,9 +7,10 @@ use http::Extensions;
 use serde_json::{Value, json};
 
 use crate::handler::ResourceHandler;
+use crate::handler::context_meta::ContextMeta;
 use crate::handler::registry::Registry;
 use crate::protocol::methods::RESOURCES_READ;
-use crate::protocol::{ErrorObject, RequestId, RequestMeta};
+use crate::protocol::{ErrorObject, RequestId};
 use crate::server::Server;
 use crate::server::envelope::{ParamsView, string_field};
 use crate::server::legacy::Asker;
@@ -21,7 +22,7 @@ impl Server {
         &self,
         reg: &Registry,
         id: &RequestId,
-        meta: RequestMeta,
+        meta: ContextMeta,
         view: &ParamsView<'_>,
         extensions: Extensions,
         asker: Option<Asker>,
@@ -39,7 +40,7 @@ impl Server {
         let policy = cache.unwrap_or(self.inner.read_cache);
         let retry = self.retry_input(
             RESOURCES_READ,
-            &uri,
+            bytes::Bytes::copy_from_slice(uri.as_bytes()),
             PendingArguments::Value(Value::Null),
             view,
             &extensions,

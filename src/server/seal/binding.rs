@@ -71,7 +71,7 @@ impl Binding {
     ) -> Self {
         Self::for_caller(
             method,
-            target,
+            target.as_bytes(),
             arguments,
             principal.map(Principal::binding).as_deref(),
         )
@@ -81,7 +81,7 @@ impl Binding {
     /// its [`Principal::binding`]).
     fn for_caller(
         method: &'static str,
-        target: &str,
+        target: &[u8],
         arguments: &Value,
         caller: Option<&str>,
     ) -> Self {
@@ -89,7 +89,7 @@ impl Binding {
         canonical(arguments, &mut args);
         Binding {
             method,
-            digest: digest16(&[method.as_bytes(), target.as_bytes(), args.as_bytes()]),
+            digest: digest16(&[method.as_bytes(), target, args.as_bytes()]),
             principal: caller.map(|c| digest16(&[c.as_bytes()])),
         }
     }
@@ -101,7 +101,8 @@ impl Binding {
 #[derive(Debug)]
 pub(crate) struct PendingBinding {
     pub(crate) method: &'static str,
-    target: String,
+    /// The request's name or URI (its UTF-8 bytes, often a part of the request body).
+    target: bytes::Bytes,
     arguments: PendingArguments,
     /// The caller's [`Principal::binding`] (not the whole principal: its claims are not
     /// needed, and this is made on every request that may seal or open a state).
@@ -120,7 +121,7 @@ pub(crate) enum PendingArguments {
 impl PendingBinding {
     pub(crate) fn new(
         method: &'static str,
-        target: String,
+        target: bytes::Bytes,
         arguments: PendingArguments,
         principal: Option<&Principal>,
     ) -> Self {
@@ -183,7 +184,8 @@ mod tests {
     #[test]
     fn pending_bindings_resolve_like_eager_ones() {
         let raw = |t: &str| PendingArguments::Raw(Some(bytes::Bytes::from(t.to_owned())));
-        let pending = |args| PendingBinding::new("tools/call", "book".into(), args, None);
+        let pending =
+            |args| PendingBinding::new("tools/call", "book".as_bytes().into(), args, None);
         assert_eq!(
             pending(raw(r#"{"a": [1, {"x": 1, "y": 2}], "b": 1}"#)).resolve(),
             binding()

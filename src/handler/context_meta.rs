@@ -1,0 +1,160 @@
+//! The `_meta` a [`RequestContext`](super::RequestContext) holds: owned (a legacy request's,
+//! a task's), or as read from a 2026 request's body, made an owned [`RequestMeta`] only when
+//! a handler asks for the whole of it.
+//!
+//! Most handlers never look at `_meta`; what the server itself needs of it (the client's
+//! capabilities, the log level, the progress token, the protocol version) is at hand in
+//! both forms, so a request whose handler does not ask copies none of its strings.
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+
+use crate::protocol::{ClientCapabilities, DeferredMeta, LoggingLevel, ProgressToken, RequestMeta};
+
+/// A request's validated `_meta`, owned or still in its body.
+#[derive(Debug, Clone)]
+pub(crate) struct ContextMeta(Repr);
+
+#[derive(Debug, Clone)]
+enum Repr {
+    Owned(RequestMeta),
+    Deferred {
+        meta: DeferredMeta,
+        /// The body `meta` was read from.
+        body: Bytes,
+        /// Boxed: most contexts never build it, and they are moved whole a few times.
+        built: OnceLock<Box<RequestMeta>>,
+    },
+}
+
+impl From<RequestMeta> for ContextMeta {
+    fn from(meta: RequestMeta) -> Self {
+        ContextMeta(Repr::Owned(meta))
+    }
+}
+
+impl ContextMeta {
+    /// The `_meta` read from `body` (see [`DeferredMeta`]).
+    pub(crate) fn deferred(meta: DeferredMeta, body: Bytes) -> Self {
+        ContextMeta(Repr::Deferred {
+            meta,
+            body,
+            built: OnceLock::new(),
+        })
+    }
+
+    /// The protocol version the request declared.
+    pub(crate) fn protocol_version(&self) -> &str {
+        match &self.0 {
+            Repr::Owned(m) => &m.protocol_version,
+            Repr::Deferred { meta, .. } => meta.protocol_version(),
+        }
+    }
+
+    /// The capabilities the client declared.
+    pub(crate) fn client_capabilities(&self) -> &ClientCapabilities {
+        match &self.0 {
+            Repr::Owned(m) => &m.client_capabilities,
+            Repr::Deferred { meta, .. } => meta.client_capabilities(),
+        }
+    }
+
+    /// The log level the request asked for, if any.
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        match &self.0 {
+            Repr::Owned(m) => m.log_level,
+            Repr::Deferred { meta, .. } => meta.log_level(),
+        }
+    }
+
+    /// The request's progress token, if any.
+    pub(crate) fn progress_token(&self) -> Option<&ProgressToken> {
+        match &self.0 {
+            Repr::Owned(m) => m.progress_token.as_ref(),
+            Repr::Deferred { meta, .. } => meta.progress_token(),
+        }
+    }
+
+    /// The whole `_meta`, owned: built from the body on the first call.
+    pub(crate) fn get(&self) -> &RequestMeta {
+        match &self.0 {
+            Repr::Owned(m) => m,
+            Repr::Deferred { meta, body, built } => {
+                built.get_or_init(|| Box::new(meta.build(body)))
+            }
+        }
+    }
+
+    /// The whole `_meta`, owned (built now unless it was already).
+    pub(crate) fn into_owned(self) -> RequestMeta {
+        match self.0 {
+            Repr::Owned(m) => m,
+            Repr::Deferred { meta, body, built } => match built.into_inner() {
+                Some(meta) => *meta,
+                None => meta.build(&body),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::*;
+    use crate::protocol::MetaWire;
+
+    /// The `_meta` of `body` (a `_meta` object) both ways: built on demand, and as
+    /// `RequestMeta::from_raw` reads it.
+    fn both(body: &str) -> (ContextMeta, RequestMeta) {
+        let bytes = Bytes::from(body.to_owned());
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let raw: &RawValue = serde_json::from_str(text).unwrap();
+        let wire = MetaWire::from_raw(raw).unwrap();
+        wire.check().unwrap();
+        let deferred = wire.defer(crate::protocol::LATEST_PROTOCOL_VERSION, &bytes);
+        let eager = RequestMeta::from_raw(Some(raw)).unwrap();
+        (ContextMeta::deferred(deferred, bytes.clone()), eager)
+    }
+
+    #[test]
+    fn a_deferred_meta_builds_what_the_eager_read_makes() {
+        for body in [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"load-bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}"#,
+            // Escaped strings are unescaped when read, not kept as places in the body.
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{},"sampling":{}},
+                "io.modelcontextprotocol/clientInfo":{"name":"c\u00e9","version":"1","title":"T \"q\"","description":"d","websiteUrl":"https://e.x/","icons":[{"src":"https://e.x/i.png"}]},
+                "io.modelcontextprotocol/logLevel":"info","progressToken":7,"traceparent":"tp","tracestate":"ts","baggage":"b","com.example/tenant":{"id":1}}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":null,"progressToken":"p"}"#,
+        ] {
+            let (deferred, eager) = both(body);
+            assert_eq!(
+                deferred.protocol_version(),
+                eager.protocol_version,
+                "{body}"
+            );
+            assert_eq!(deferred.client_capabilities(), &eager.client_capabilities);
+            assert_eq!(deferred.log_level(), eager.log_level);
+            assert_eq!(deferred.progress_token(), eager.progress_token.as_ref());
+            assert_eq!(deferred.get(), &eager, "{body}");
+            assert_eq!(deferred.clone().into_owned(), eager);
+            let (unbuilt, _) = both(body);
+            assert_eq!(unbuilt.into_owned(), eager, "{body}");
+        }
+    }
+
+    #[test]
+    fn an_owned_meta_is_read_as_it_is() {
+        let mut meta = RequestMeta::new("2026-07-28", ClientCapabilities::sampling());
+        meta.log_level = Some(LoggingLevel::Debug);
+        let held = ContextMeta::from(meta.clone());
+        assert_eq!(held.protocol_version(), "2026-07-28");
+        assert_eq!(held.client_capabilities(), &meta.client_capabilities);
+        assert_eq!(held.log_level(), Some(LoggingLevel::Debug));
+        assert_eq!(held.progress_token(), None);
+        assert_eq!(held.get(), &meta);
+        assert_eq!(held.into_owned(), meta);
+    }
+}
