@@ -34,6 +34,7 @@ pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
 pub use scopes::{ScopeHierarchy, ScopeRequirements};
 pub use state::{State, StateType};
+pub(crate) use tool::DirectCall;
 pub use tool::{IntoCallToolResult, TaskSupport, ToolDef, ToolHandler};
 pub use tool_layer::{ToolRequest, ToolResponse, ToolService};
 pub use uri_template::{TemplateVars, UriTemplate};

@@ -86,7 +86,24 @@ where
         ctx: RequestContext,
         arguments: Value,
     ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        let fut = typed(arguments).map(|args| self.0.call(ctx, (args,)));
+        self.start(ctx, typed(arguments))
+    }
+}
+
+impl<H, M, A, R> TypedFn<H, M, A>
+where
+    H: Handler<M, (A,), Output = Result<R, ToolError>>,
+    A: DeserializeOwned + 'static,
+    M: 'static,
+    R: IntoCallToolResult,
+{
+    /// The handler's run on its arguments, or the failure to read them.
+    fn start(
+        &self,
+        ctx: RequestContext,
+        arguments: Result<A, ToolError>,
+    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
+        let fut = arguments.map(|args| self.0.call(ctx, (args,)));
         Box::pin(async move { fut?.await.map(IntoCallToolResult::into_call_tool_result) })
     }
 }
@@ -117,15 +134,10 @@ where
         arguments: &[u8],
     ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
         match serde_json::from_slice::<A>(arguments) {
-            Ok(args) => {
-                let fut = self.0.call(ctx, (args,));
-                Box::pin(async move { fut.await.map(IntoCallToolResult::into_call_tool_result) })
-            }
+            Ok(args) => self.start(ctx, Ok(args)),
             Err(_) => match serde_json::from_slice::<Value>(arguments) {
                 Ok(value) => self.call(ctx, value),
-                Err(e) => Box::pin(std::future::ready(Err(ToolError::new(format!(
-                    "Invalid arguments: {e}"
-                ))))),
+                Err(e) => self.start(ctx, Err(ToolError::new(format!("Invalid arguments: {e}")))),
             },
         }
     }

@@ -148,21 +148,16 @@ impl MetaWire<'_> {
 
     /// The validated `_meta`, owned (after [`check`](Self::check); a missing required field
     /// is left empty).
-    pub(crate) fn into_meta(self) -> RequestMeta {
-        RequestMeta {
-            protocol_version: self
-                .protocol_version
-                .map(|v| v.0.into_owned())
-                .unwrap_or_default(),
-            client_capabilities: self.client_capabilities.unwrap_or_default(),
-            client_info: self.client_info.map(ImplementationRef::into_owned),
-            log_level: self.log_level,
-            progress_token: self.progress_token,
-            traceparent: self.traceparent,
-            tracestate: self.tracestate,
-            baggage: self.baggage,
-            extra: self.extra,
-        }
+    pub(crate) fn into_meta(mut self) -> RequestMeta {
+        let version = self.protocol_version.take();
+        let info = self.client_info.take().map(ImplementationRef::into_owned);
+        let (caps, level) = (self.client_capabilities.take(), self.log_level);
+        self.into_legacy_meta(
+            version.map(|v| v.0.into_owned()).unwrap_or_default(),
+            caps.unwrap_or_default(),
+            info,
+            level,
+        )
     }
 }
 
@@ -197,17 +192,18 @@ impl MetaWire<'_> {
     /// `body`, the text it was read from: nothing is copied until
     /// [`DeferredMeta::build`] is asked for the owned form.
     pub(crate) fn defer(self, version: &'static str, body: &[u8]) -> DeferredMeta {
+        let client_info = self.client_info.map(|i| DeferredImplementation {
+            name: BodyText::new(i.name, body),
+            version: BodyText::new(i.version, body),
+            title: i.title.map(|t| BodyText::new(t, body)),
+            description: i.description.map(|t| BodyText::new(t, body)),
+            website_url: i.website_url.map(|t| BodyText::new(t, body)),
+            icons: i.icons,
+        });
         DeferredMeta {
             protocol_version: version,
             client_capabilities: self.client_capabilities.unwrap_or_default(),
-            client_info: self.client_info.map(|i| DeferredImplementation {
-                name: BodyText::new(i.name, body),
-                version: BodyText::new(i.version, body),
-                title: i.title.map(|t| BodyText::new(t, body)),
-                description: i.description.map(|t| BodyText::new(t, body)),
-                website_url: i.website_url.map(|t| BodyText::new(t, body)),
-                icons: i.icons,
-            }),
+            client_info,
             log_level: self.log_level,
             progress_token: self.progress_token,
             traceparent: self.traceparent,
@@ -222,6 +218,8 @@ impl MetaWire<'_> {
 /// body ([`MetaWire::defer`]). What dispatch decides on (capabilities, log level, progress
 /// token) is at hand; the owned [`RequestMeta`] is built only for a handler that asks.
 #[derive(Debug, Clone)]
+// Not a `RequestMeta` for the owned members: its protocol version and `clientInfo` would
+// sit unused, and this is moved whole a few times per request.
 pub(crate) struct DeferredMeta {
     protocol_version: &'static str,
     client_capabilities: ClientCapabilities,

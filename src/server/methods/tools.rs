@@ -18,7 +18,7 @@ use crate::handler::TaskSupport;
 use crate::handler::context_meta::ContextMeta;
 use crate::handler::input::Stop;
 use crate::handler::registry::{RegisteredTool, Registry};
-use crate::handler::{RequestContext, ToolError, ToolHandler};
+use crate::handler::{DirectCall, RequestContext, ToolError, ToolHandler};
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId};
 use crate::server::Server;
@@ -82,6 +82,35 @@ async fn checked(
     Ok(result)
 }
 
+/// What a call runs: the handler on arguments read as a `Value` (and checked against the
+/// input schema), or a typed handler that reads them from their text.
+enum Call {
+    Value(Arc<dyn ToolHandler>, Value),
+    Text(Arc<dyn DirectCall>, Bytes),
+}
+
+impl Call {
+    /// Runs the handler once, its output checked.
+    async fn run(
+        self,
+        ctx: RequestContext,
+        output: Option<Arc<jsonschema::Validator>>,
+    ) -> Result<CallToolResult, Stop> {
+        match self {
+            Call::Value(handler, arguments) => invoke(handler, output, ctx, arguments).await,
+            Call::Text(direct, text) => checked(direct.call_text(ctx, &text), output).await,
+        }
+    }
+
+    /// The same call again (a legacy client's next round).
+    fn again(&self) -> Call {
+        match self {
+            Call::Value(handler, arguments) => Call::Value(handler.clone(), arguments.clone()),
+            Call::Text(direct, text) => Call::Text(direct.clone(), text.clone()),
+        }
+    }
+}
+
 impl Server {
     #[allow(clippy::too_many_arguments)]
     pub(in crate::server) fn call_tool(
@@ -102,37 +131,81 @@ impl Server {
                 json!({ "name": name }),
             )
         })?;
-        if let Some((direct, flat)) = &tool.direct {
-            // `null` and no arguments mean `{}`, as below.
-            let sent = view.arguments.map(RawValue::get).filter(|t| *t != "null");
-            let text = sent.unwrap_or("{}");
-            if text.len() <= DIRECT_MAX_BYTES && flat.accepts(text) {
-                // Valid for the validator: read straight into the handler's type (a flat
-                // schema has no `Mcp-Param-*` headers, and the tool never runs as a task).
-                let text = sent.map_or(Bytes::from_static(b"{}"), |t| shared(body, t));
-                let raw_arguments = view.arguments.map(|r| shared(body, r.get()));
-                let retry = self.retry_input(
-                    TOOLS_CALL,
-                    shared(body, &name),
-                    PendingArguments::Raw(raw_arguments),
-                    view,
-                    &extensions,
-                )?;
-                let (direct, output) = (direct.clone(), tool.output_validator.clone());
-                let (id, retry) = (id.clone(), Some(retry));
-                return Ok(match asker {
-                    None => self.run(id, meta, extensions, retry, move |ctx| {
-                        checked(direct.call_text(ctx, &text), output)
-                    }),
-                    // A legacy client's call: read again for each round of answers.
-                    Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
-                        asker.rounds(ctx, move |ctx| {
-                            checked(direct.call_text(ctx, &text), output.clone())
-                        })
-                    }),
-                });
+        let call = match self.direct_call(tool, body, view) {
+            Some(call) => call,
+            None => match self.checked_arguments(tool, &name, id, view, mirror)? {
+                Ok(arguments) => Call::Value(tool.handler.clone(), arguments),
+                Err(invalid) => return Ok(invalid),
+            },
+        };
+        let raw_arguments = view.arguments.map(|r| shared(body, r.get()));
+        let retry = self.retry_input(
+            TOOLS_CALL,
+            shared(body, &name),
+            PendingArguments::Raw(raw_arguments),
+            view,
+            &extensions,
+        )?;
+        let call = match call {
+            Call::Value(_, arguments)
+                if tool.task_support != TaskSupport::Forbidden
+                    && asker.is_none()
+                    && declares_tasks(meta.client_capabilities()) =>
+            {
+                let work = TaskWork::new(name.into_owned(), arguments.clone());
+                let call = tool_call(tool, arguments);
+                let meta = meta.into_owned();
+                return Ok(self.call_as_task(id.clone(), meta, extensions, retry, work, call));
             }
+            call => call,
+        };
+        if tool.task_support == TaskSupport::Required {
+            return Err(missing_tasks_extension());
         }
+        let output = tool.output_validator.clone();
+        let (id, retry) = (id.clone(), Some(retry));
+        Ok(match asker {
+            None => self.run(id, meta, extensions, retry, move |ctx| {
+                call.run(ctx, output)
+            }),
+            // A legacy client's call runs again, here, with each round of answers.
+            Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
+                asker.rounds(ctx, move |ctx| call.again().run(ctx, output.clone()))
+            }),
+        })
+    }
+
+    /// The call of a typed tool with a flat input schema whose arguments (short enough)
+    /// the schema accepts for sure: read from their text, no `Value` (a flat schema has no
+    /// `Mcp-Param-*` headers, and such a tool never runs as a task). `None`: the `Value`
+    /// way decides.
+    fn direct_call(
+        &self,
+        tool: &RegisteredTool,
+        body: &Bytes,
+        view: &ParamsView<'_>,
+    ) -> Option<Call> {
+        let (direct, flat) = tool.direct.as_ref()?;
+        // `null` and no arguments mean `{}`, as in `checked_arguments`.
+        let sent = view.arguments.map(RawValue::get).filter(|t| *t != "null");
+        let text = sent.unwrap_or("{}");
+        if text.len() > DIRECT_MAX_BYTES || !flat.accepts(text) {
+            return None;
+        }
+        let text = sent.map_or(Bytes::from_static(b"{}"), |t| shared(body, t));
+        Some(Call::Text(direct.clone(), text))
+    }
+
+    /// The arguments read as a `Value` (`-32602` when not an object), their `Mcp-Param-*`
+    /// mirrors checked, then validated: `Err` is the `isError` result naming what is wrong.
+    fn checked_arguments(
+        &self,
+        tool: &RegisteredTool,
+        name: &str,
+        id: &RequestId,
+        view: &ParamsView<'_>,
+        mirror: Option<&MirroredHeaders>,
+    ) -> Result<Result<Value, Outcome>, ErrorObject> {
         let arguments = match view.arguments {
             None => Value::Object(JsonObject::new()),
             Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
@@ -149,63 +222,28 @@ impl Server {
             m.check_params(&tool.header_params, &arguments)?;
         }
         // Valid arguments (the common case) are checked without collecting errors.
-        let problems: Vec<String> = if tool.validator.is_valid(&arguments) {
-            Vec::new()
-        } else {
-            tool.validator
-                .iter_errors(&arguments)
-                .take(MAX_REPORTED_ARGUMENT_ERRORS)
-                .map(|e| {
-                    let at = e.instance_path().to_string();
-                    if at.is_empty() {
-                        e.to_string()
-                    } else {
-                        format!("{at}: {e}")
-                    }
-                })
-                .collect()
-        };
-        if !problems.is_empty() {
-            let mut result = CallToolResult::error(format!(
-                "Invalid arguments for tool {name}: {}",
-                problems.join("; ")
-            ));
-            result.meta = self.inner.result_meta.clone();
-            return Ok(Outcome::Ready(Reply::result(id, &result)));
+        if tool.validator.is_valid(&arguments) {
+            return Ok(Ok(arguments));
         }
-        let raw_arguments = view.arguments.map(|r| shared(body, r.get()));
-        let retry = self.retry_input(
-            TOOLS_CALL,
-            shared(body, &name),
-            PendingArguments::Raw(raw_arguments),
-            view,
-            &extensions,
-        )?;
-        if tool.task_support != TaskSupport::Forbidden {
-            if asker.is_none() && declares_tasks(meta.client_capabilities()) {
-                let work = TaskWork::new(name.into_owned(), arguments.clone());
-                let call = tool_call(tool, arguments);
-                let meta = meta.into_owned();
-                return Ok(self.call_as_task(id.clone(), meta, extensions, retry, work, call));
-            }
-            if tool.task_support == TaskSupport::Required {
-                return Err(missing_tasks_extension());
-            }
-        }
-        let handler = tool.handler.clone();
-        let output = tool.output_validator.clone();
-        let (id, retry) = (id.clone(), Some(retry));
-        Ok(match asker {
-            None => self.run(id, meta, extensions, retry, move |ctx| {
-                invoke(handler, output, ctx, arguments)
-            }),
-            // A legacy client's call runs again, here, with each round of answers.
-            Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
-                asker.rounds(ctx, move |ctx| {
-                    invoke(handler.clone(), output.clone(), ctx, arguments.clone())
-                })
-            }),
-        })
+        let problems: Vec<String> = tool
+            .validator
+            .iter_errors(&arguments)
+            .take(MAX_REPORTED_ARGUMENT_ERRORS)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        let mut result = CallToolResult::error(format!(
+            "Invalid arguments for tool {name}: {}",
+            problems.join("; ")
+        ));
+        result.meta = self.inner.result_meta.clone();
+        Ok(Err(Outcome::Ready(Reply::result(id, &result))))
     }
 
     /// The handler of the tool `name` bound to `arguments`, for resuming a task.
@@ -261,6 +299,12 @@ mod tests {
         })
     }
 
+    /// Whether the server's `say` tool reads its arguments from their text.
+    fn reads_text(server: &Server) -> bool {
+        let now = server.inner.catalog.load();
+        now.registry.tool("say").unwrap().direct.is_some()
+    }
+
     /// The same tool twice: read straight from the text, and (its schema set again by hand,
     /// which turns that off) through a `Value`.
     fn servers() -> [Server; 2] {
@@ -270,28 +314,8 @@ mod tests {
             .tool(tool().input_schema(schema))
             .build()
             .unwrap();
-        assert!(
-            direct
-                .inner
-                .catalog
-                .load()
-                .registry
-                .tool("say")
-                .unwrap()
-                .direct
-                .is_some()
-        );
-        assert!(
-            by_value
-                .inner
-                .catalog
-                .load()
-                .registry
-                .tool("say")
-                .unwrap()
-                .direct
-                .is_none()
-        );
+        assert!(reads_text(&direct));
+        assert!(!reads_text(&by_value));
         [direct, by_value]
     }
 
@@ -355,18 +379,7 @@ mod tests {
 
     #[test]
     fn layered_task_capable_and_hand_written_schemas_go_through_a_value() {
-        let registry = |def: ToolDef| {
-            let server = Server::builder().tool(def).build().unwrap();
-            server
-                .inner
-                .catalog
-                .load()
-                .registry
-                .tool("say")
-                .unwrap()
-                .direct
-                .is_some()
-        };
+        let registry = |def: ToolDef| reads_text(&Server::builder().tool(def).build().unwrap());
         assert!(registry(tool()));
         assert!(!registry(tool().timeout(std::time::Duration::from_secs(5))));
         assert!(!registry(
