@@ -8,13 +8,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::completion::CompletionHandler;
-use super::flat_schema::FlatSchema;
 use super::header_rules::{HeaderParam, header_params};
 use super::named::{Keyed, Named};
 use super::prompt::{PromptDef, PromptHandler};
 use super::resource::{CompiledTemplate, ResourceDef, ResourceHandler, ResourceTemplateDef};
 use super::state::{StateType, States};
-use super::tool::{DirectCall, ToolDef, ToolHandler};
+use super::tool::{ToolDef, ToolHandler};
 use super::uri_template::UriTemplate;
 use crate::Error;
 use crate::protocol::{CachePolicy, Prompt, Resource, ResourceTemplate, Tool};
@@ -30,9 +29,6 @@ pub(crate) struct RegisteredTool {
     pub(crate) scopes: Vec<String>,
     /// Whether it may run as a task.
     pub(crate) task_support: super::TaskSupport,
-    /// A typed handler that reads its arguments from their text, and the flat input schema
-    /// that checks that text (see `flat_schema`); only for a tool that never runs as a task.
-    pub(crate) direct: Option<(Arc<dyn DirectCall>, FlatSchema)>,
 }
 
 /// A fixed resource ready to serve.
@@ -157,10 +153,6 @@ pub(crate) fn compile_tool(
         )),
         None => None,
     };
-    let direct = def
-        .direct
-        .filter(|_| def.task_support == super::TaskSupport::Forbidden && header_params.is_empty())
-        .and_then(|d| Some((d, FlatSchema::compile(&def.tool.input_schema)?)));
     Ok(RegisteredTool {
         tool: def.tool,
         handler,
@@ -169,7 +161,6 @@ pub(crate) fn compile_tool(
         header_params,
         scopes: def.scopes,
         task_support: def.task_support,
-        direct,
     })
 }
 

@@ -86,60 +86,8 @@ where
         ctx: RequestContext,
         arguments: Value,
     ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        self.start(ctx, typed(arguments))
-    }
-}
-
-impl<H, M, A, R> TypedFn<H, M, A>
-where
-    H: Handler<M, (A,), Output = Result<R, ToolError>>,
-    A: DeserializeOwned + 'static,
-    M: 'static,
-    R: IntoCallToolResult,
-{
-    /// The handler's run on its arguments, or the failure to read them.
-    fn start(
-        &self,
-        ctx: RequestContext,
-        arguments: Result<A, ToolError>,
-    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        let fut = arguments.map(|args| self.0.call(ctx, (args,)));
+        let fut = typed(arguments).map(|args| self.0.call(ctx, (args,)));
         Box::pin(async move { fut?.await.map(IntoCallToolResult::into_call_tool_result) })
-    }
-}
-
-/// A typed handler that reads its arguments straight from their JSON text, for a tool whose
-/// input schema is flat (see `flat_schema`): no `Value` in between.
-pub(crate) trait DirectCall: Send + Sync + 'static {
-    /// Runs the tool on `arguments`, the JSON text of an object its input schema accepts,
-    /// read into the handler's type. Text that does not read as that type takes the way of
-    /// [`ToolHandler::call`] (a `Value`, then the type), failing with the same message.
-    fn call_text(
-        &self,
-        ctx: RequestContext,
-        arguments: &[u8],
-    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>>;
-}
-
-impl<H, M, A, R> DirectCall for TypedFn<H, M, A>
-where
-    H: Handler<M, (A,), Output = Result<R, ToolError>>,
-    A: DeserializeOwned + 'static,
-    M: 'static,
-    R: IntoCallToolResult,
-{
-    fn call_text(
-        &self,
-        ctx: RequestContext,
-        arguments: &[u8],
-    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
-        match serde_json::from_slice::<A>(arguments) {
-            Ok(args) => self.start(ctx, Ok(args)),
-            Err(_) => match serde_json::from_slice::<Value>(arguments) {
-                Ok(value) => self.call(ctx, value),
-                Err(e) => self.start(ctx, Err(ToolError::new(format!("Invalid arguments: {e}")))),
-            },
-        }
     }
 }
 
@@ -170,9 +118,6 @@ pub(crate) fn schema_object<T: JsonSchema>() -> JsonObject {
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Option<Arc<dyn ToolHandler>>,
-    /// The same handler, when it is typed and its input schema is the one its type
-    /// generated: it can read its arguments from their text.
-    pub(crate) direct: Option<Arc<dyn DirectCall>>,
     pub(crate) scopes: Vec<String>,
     pub(crate) state: Option<StateType>,
     pub(crate) task_support: TaskSupport,
@@ -216,7 +161,6 @@ impl ToolDef {
         ToolDef {
             tool: Tool::new(name, schema),
             handler: None,
-            direct: None,
             scopes: Vec::new(),
             state: None,
             task_support: TaskSupport::Forbidden,
@@ -312,7 +256,6 @@ impl ToolDef {
     /// Replaces the input schema (used with [`ToolDef::raw_handler`]).
     pub fn input_schema(mut self, schema: JsonObject) -> Self {
         self.tool.input_schema = schema;
-        self.direct = None;
         self
     }
 
@@ -337,9 +280,7 @@ impl ToolDef {
     {
         self.tool.input_schema = schema_object::<A>();
         self.state = H::state_type();
-        let typed = Arc::new(TypedFn(f, PhantomData));
-        self.handler = Some(typed.clone());
-        self.direct = Some(typed);
+        self.handler = Some(Arc::new(TypedFn(f, PhantomData)));
         self
     }
 
@@ -364,12 +305,8 @@ impl ToolDef {
                 Ok(CallToolResult::structured(value))
             }
         };
-        let structured = Arc::new(TypedFn::<_, (RequestContext, A), A>(
-            structured,
-            PhantomData,
-        ));
-        self.handler = Some(structured.clone());
-        self.direct = Some(structured);
+        let structured = TypedFn::<_, (RequestContext, A), A>(structured, PhantomData);
+        self.handler = Some(Arc::new(structured));
         self
     }
 
@@ -383,7 +320,6 @@ impl ToolDef {
     {
         self.state = H::state_type();
         self.handler = Some(Arc::new(TypedFn(f, PhantomData)));
-        self.direct = None;
         self
     }
 
@@ -391,7 +327,6 @@ impl ToolDef {
     pub fn with_handler(mut self, handler: impl ToolHandler) -> Self {
         self.state = None;
         self.handler = Some(Arc::new(handler));
-        self.direct = None;
         self
     }
 
@@ -480,8 +415,6 @@ impl ToolDef {
         if self.layers.is_empty() && timeout.is_none() {
             return;
         }
-        // Layers see a `ToolRequest` with the arguments as a `Value`.
-        self.direct = None;
         if let Some(handler) = self.handler.take() {
             let layers = std::mem::take(&mut self.layers);
             let layered = Layered::new(&self.tool.name, handler, layers, timeout);
