@@ -80,8 +80,8 @@ fn mirror(method: &str, name: Option<&str>) -> MirroredHeaders {
 /// One full pass: decode and dispatch, run the handler if any, return the encoded reply.
 fn exchange(rt: &Runtime, server: &Server, body: &Bytes, mirror: &MirroredHeaders) -> Bytes {
     match server.handle(body, Some(mirror), Extensions::new()) {
-        Outcome::Ready(reply) => reply.body,
-        Outcome::Running(running) => rt.block_on(running.reply).body,
+        Outcome::Ready(reply) => reply.into_bytes(),
+        Outcome::Running(running) => rt.block_on(running.reply).into_bytes(),
         Outcome::Accepted => panic!("a request was taken for a notification"),
         other => panic!("unexpected outcome {other:?}"),
     }

@@ -144,7 +144,7 @@ pub fn handle(body: &[u8], headers: &[(String, String)]) -> Option<Value> {
             .handle(&body, Some(&mirror), http::Extensions::new())
         {
             Outcome::Accepted => None,
-            Outcome::Ready(reply) => Some(reply.body),
+            Outcome::Ready(reply) => Some(reply.into_bytes()),
             Outcome::Running(running) => {
                 let reply = tokio::time::timeout(Duration::from_secs(86_400), running.reply)
                     .await
@@ -154,7 +154,7 @@ pub fn handle(body: &[u8], headers: &[(String, String)]) -> Option<Value> {
                         check_message(&parse(&e), None);
                     }
                 }
-                Some(reply.body)
+                Some(reply.into_bytes())
             }
             Outcome::Listen(mut listen) => {
                 assert_eq!(method.as_deref(), Some("subscriptions/listen"));

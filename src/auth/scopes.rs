@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use http::HeaderMap;
 
-use crate::handler::ScopeRequirements;
+use crate::handler::{RequiredScopes, ScopeRequirements};
 use crate::mirrored::{self, Mirrored};
 
 /// The scope rules of a resource server.
@@ -22,29 +22,39 @@ pub(crate) struct ScopeRules {
 }
 
 impl ScopeRules {
-    /// Every scope the request needs, in order, without repeats.
-    pub(crate) fn required(&self, request_headers: &HeaderMap) -> Vec<String> {
-        let mut out = self.every_request.clone();
+    /// Every scope the request needs, in order, without repeats (beyond those of
+    /// `every_request`). When only one rule asks for scopes its list is handed on as it is,
+    /// borrowed or shared; only scopes of several rules are merged into a new list.
+    pub(crate) fn required(&self, request_headers: &HeaderMap) -> RequiredScopes<'_> {
+        let every = RequiredScopes::Borrowed(&self.every_request);
         let Mirrored::Value(method) = mirrored::read(request_headers, mirrored::METHOD, false)
         else {
-            return out;
+            return every;
         };
-        let mut add = |scopes: &[String]| {
-            for s in scopes {
-                if !out.contains(s) {
-                    out.push(s.clone());
-                }
-            }
-        };
-        if let Some(s) = self.by_method.get(&method) {
-            add(s);
-        }
+        let by_method = RequiredScopes::Borrowed(
+            self.by_method
+                .get(&method)
+                .map_or(&[][..], |s| s.as_slice()),
+        );
         let name = match mirrored::read(request_headers, mirrored::NAME, true) {
             Mirrored::Value(n) => Some(n),
             _ => None,
         };
-        add(&self.operations.required_scopes(&method, name.as_deref()));
-        out
+        let item = self.operations.required_scopes(&method, name.as_deref());
+        match (every.is_empty(), by_method.is_empty(), item.is_empty()) {
+            (_, true, true) => every,
+            (true, false, true) if distinct(&by_method) => by_method,
+            (true, true, false) if distinct(&item) => item,
+            _ => {
+                let mut out = self.every_request.clone();
+                for s in by_method.iter().chain(item.iter()) {
+                    if !out.contains(s) {
+                        out.push(s.clone());
+                    }
+                }
+                out.into()
+            }
+        }
     }
 
     /// Every scope any rule mentions, sorted, without repeats.
@@ -62,17 +72,27 @@ impl ScopeRules {
     }
 }
 
+/// Whether no scope of `scopes` repeats.
+fn distinct(scopes: &[String]) -> bool {
+    scopes
+        .iter()
+        .enumerate()
+        .all(|(i, s)| !scopes[..i].contains(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::borrow::Cow;
 
     struct Ops;
     impl ScopeRequirements for Ops {
-        fn required_scopes(&self, method: &str, name: Option<&str>) -> Cow<'_, [String]> {
+        fn required_scopes(&self, method: &str, name: Option<&str>) -> RequiredScopes<'_> {
             match (method, name) {
-                ("tools/call", Some("secret")) => Cow::Owned(vec!["files:write".into()]),
-                _ => Cow::Borrowed(&[]),
+                ("tools/call", Some("secret")) => vec!["files:write".to_owned()].into(),
+                ("tools/call", Some("twice")) => {
+                    vec!["a".to_owned(), "b".to_owned(), "a".to_owned()].into()
+                }
+                _ => RequiredScopes::NONE,
             }
         }
     }
@@ -99,20 +119,51 @@ mod tests {
     #[test]
     fn from_headers() {
         let r = rules();
-        assert_eq!(r.required(&h(&[])), ["mcp"]);
-        assert_eq!(r.required(&h(&[("mcp-method", "tools/list")])), ["mcp"]);
+        assert_eq!(*r.required(&h(&[])), ["mcp"]);
+        assert_eq!(*r.required(&h(&[("mcp-method", "tools/list")])), ["mcp"]);
         assert_eq!(
-            r.required(&h(&[("mcp-method", "tools/call"), ("mcp-name", "secret")])),
+            *r.required(&h(&[("mcp-method", "tools/call"), ("mcp-name", "secret")])),
             ["mcp", "tools", "files:write"]
         );
         // Base64-encoded names decode the way the endpoint decodes them.
         assert_eq!(
-            r.required(&h(&[
+            *r.required(&h(&[
                 ("mcp-method", "tools/call"),
                 ("mcp-name", "=?base64?c2VjcmV0?=")
             ])),
             ["mcp", "tools", "files:write"]
         );
         assert_eq!(r.all(vec!["x".into(), "mcp".into()]), ["mcp", "tools", "x"]);
+    }
+
+    #[test]
+    fn one_rule_hands_its_scopes_on_and_several_are_merged() {
+        let mut r = rules();
+        let call = |name: &'static str| h(&[("mcp-method", "tools/call"), ("mcp-name", name)]);
+        // Only the operation asks: its list, not a copy.
+        r.every_request.clear();
+        r.by_method.clear();
+        assert!(matches!(
+            r.required(&call("secret")),
+            RequiredScopes::Shared(s) if *s == ["files:write"]
+        ));
+        // Repeats in a single list are still dropped.
+        assert_eq!(*r.required(&call("twice")), ["a", "b"]);
+        assert!(r.required(&call("other")).is_empty());
+        // Only the method asks: borrowed from the rules.
+        r.by_method
+            .insert("tools/call".into(), vec!["tools".into(), "tools".into()]);
+        assert_eq!(*r.required(&call("other")), ["tools"]);
+        r.by_method
+            .insert("tools/call".into(), vec!["tools".into()]);
+        assert!(matches!(
+            r.required(&call("other")),
+            RequiredScopes::Borrowed(s) if *s == ["tools"]
+        ));
+        assert_eq!(*r.required(&call("secret")), ["tools", "files:write"]);
+        // Every request's scopes are kept as given.
+        r.every_request = vec!["mcp".into(), "mcp".into()];
+        assert_eq!(*r.required(&call("other")), ["mcp", "mcp", "tools"]);
+        assert_eq!(*r.required(&h(&[])), ["mcp", "mcp"]);
     }
 }

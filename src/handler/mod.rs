@@ -31,7 +31,7 @@ pub use input::{Input, InputRequired};
 pub use principal::Principal;
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
-pub use scopes::{ScopeHierarchy, ScopeRequirements};
+pub use scopes::{RequiredScopes, ScopeHierarchy, ScopeRequirements};
 pub use state::{State, StateType};
 pub use tool::{IntoCallToolResult, TaskSupport, ToolDef, ToolHandler};
 pub use tool_layer::{ToolRequest, ToolResponse, ToolService};

@@ -26,7 +26,7 @@ pub(crate) struct RegisteredTool {
     /// Checks `structuredContent` when the tool declares an `outputSchema`.
     pub(crate) output_validator: Option<Arc<jsonschema::Validator>>,
     pub(crate) header_params: Vec<HeaderParam>,
-    pub(crate) scopes: Vec<String>,
+    pub(crate) scopes: Arc<[String]>,
     /// Whether it may run as a task.
     pub(crate) task_support: super::TaskSupport,
 }
@@ -36,7 +36,7 @@ pub(crate) struct RegisteredResource {
     pub(crate) resource: Resource,
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
-    pub(crate) scopes: Vec<String>,
+    pub(crate) scopes: Arc<[String]>,
 }
 
 /// A resource template ready to serve.
@@ -49,7 +49,7 @@ pub(crate) struct RegisteredTemplate {
 pub(crate) struct RegisteredPrompt {
     pub(crate) prompt: Prompt,
     pub(crate) handler: Arc<dyn PromptHandler>,
-    pub(crate) scopes: Vec<String>,
+    pub(crate) scopes: Arc<[String]>,
 }
 
 /// Everything registered. Lists keep registration order; a replaced item keeps its place.
@@ -159,7 +159,7 @@ pub(crate) fn compile_tool(
         validator,
         output_validator,
         header_params,
-        scopes: def.scopes,
+        scopes: def.scopes.into(),
         task_support: def.task_support,
     })
 }
@@ -183,7 +183,7 @@ pub(crate) fn compile_resource(
         resource: def.resource,
         cache: def.cache,
         handler,
-        scopes: def.scopes,
+        scopes: def.scopes.into(),
     })
 }
 
@@ -204,7 +204,7 @@ pub(crate) fn compile_template(
             matcher,
             cache: def.cache,
             handler,
-            scopes: def.scopes,
+            scopes: def.scopes.into(),
         },
     })
 }
@@ -222,7 +222,7 @@ pub(crate) fn compile_prompt(def: PromptDef, states: &States) -> Result<Register
     Ok(RegisteredPrompt {
         prompt: def.prompt,
         handler,
-        scopes: def.scopes,
+        scopes: def.scopes.into(),
     })
 }
 
@@ -329,32 +329,33 @@ impl Registry {
     }
 
     /// The scopes declared on what a request for `method` names (see
-    /// [`ScopeRequirements`](super::ScopeRequirements)).
-    pub(crate) fn item_scopes(&self, method: &str, name: Option<&str>) -> &[String] {
+    /// [`ScopeRequirements`](super::ScopeRequirements)); `None` when it names nothing
+    /// registered or the method names nothing.
+    pub(crate) fn item_scopes(&self, method: &str, name: Option<&str>) -> Option<&Arc<[String]>> {
         use crate::protocol::methods::{PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
-        let Some(name) = name else { return &[] };
+        let name = name?;
         match method {
-            TOOLS_CALL => self.tool(name).map_or(&[], |t| &t.scopes),
-            PROMPTS_GET => self.prompt(name).map_or(&[], |p| &p.scopes),
+            TOOLS_CALL => self.tool(name).map(|t| &t.scopes),
+            PROMPTS_GET => self.prompt(name).map(|p| &p.scopes),
             RESOURCES_READ => match self.resources.get(name) {
-                Some(r) => &r.scopes,
+                Some(r) => Some(&r.scopes),
                 None => self
                     .templates
                     .iter()
                     .find(|t| t.compiled.matcher.matches(name).is_some())
-                    .map_or(&[], |t| &t.compiled.scopes),
+                    .map(|t| &t.compiled.scopes),
             },
-            _ => &[],
+            _ => None,
         }
     }
 
     /// The scopes of each fixed resource, in list order.
-    pub(crate) fn resource_scopes(&self) -> Vec<Vec<String>> {
+    pub(crate) fn resource_scopes(&self) -> Vec<Arc<[String]>> {
         self.resources.iter().map(|r| r.scopes.clone()).collect()
     }
 
     /// The scopes of each template, in list order.
-    pub(crate) fn template_scopes(&self) -> Vec<Vec<String>> {
+    pub(crate) fn template_scopes(&self) -> Vec<Arc<[String]>> {
         self.templates
             .iter()
             .map(|t| t.compiled.scopes.clone())

@@ -249,5 +249,5 @@ pub(crate) struct CompiledTemplate {
     pub(crate) matcher: UriTemplate,
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
-    pub(crate) scopes: Vec<String>,
+    pub(crate) scopes: Arc<[String]>,
 }

@@ -7,6 +7,8 @@
 //! server shows in its lists only what the caller may use.
 
 use std::borrow::Cow;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use super::Principal;
 
@@ -125,8 +127,10 @@ impl ScopeHierarchy {
 /// [`Server`](crate::Server) implements it from the scopes declared at registration, so an
 /// authorization layer can check them from the request's headers before reading its body.
 pub trait ScopeRequirements: Send + Sync + 'static {
-    /// The scopes an operation needs; empty when it needs nothing in particular.
-    fn required_scopes(&self, method: &str, name: Option<&str>) -> Cow<'_, [String]>;
+    /// The scopes an operation needs; empty when it needs nothing in particular. Asked on
+    /// every request an authorization layer checks: hand out what is stored, borrowed or
+    /// shared, rather than a new list.
+    fn required_scopes(&self, method: &str, name: Option<&str>) -> RequiredScopes<'_>;
 
     /// Every scope any operation may need (for `scopes_supported` in metadata).
     fn all_scopes(&self) -> Vec<String> {
@@ -135,8 +139,83 @@ pub trait ScopeRequirements: Send + Sync + 'static {
 }
 
 impl ScopeRequirements for () {
-    fn required_scopes(&self, _method: &str, _name: Option<&str>) -> Cow<'_, [String]> {
-        Cow::Borrowed(&[])
+    fn required_scopes(&self, _method: &str, _name: Option<&str>) -> RequiredScopes<'_> {
+        RequiredScopes::NONE
+    }
+}
+
+/// The scopes an operation needs, as [`ScopeRequirements::required_scopes`] hands them out:
+/// borrowed from the requirements, or shared with a list they keep (an `Arc`, so a list kept
+/// behind a swappable snapshot is not copied per request). Reads as a `[String]`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use stateless_mcp::handler::RequiredScopes;
+///
+/// let kept: Arc<[String]> = Arc::from(vec!["files:write".to_owned()]);
+/// let shared = RequiredScopes::from(kept.clone());
+/// assert_eq!(&*shared, ["files:write"]);
+/// assert_eq!(shared, RequiredScopes::from(&kept[..]));
+/// assert!(RequiredScopes::NONE.is_empty());
+/// ```
+#[derive(Clone, Debug)]
+pub enum RequiredScopes<'a> {
+    /// A list the requirements hold.
+    Borrowed(&'a [String]),
+    /// A list shared with the requirements.
+    Shared(Arc<[String]>),
+}
+
+impl RequiredScopes<'_> {
+    /// No scopes in particular.
+    pub const NONE: RequiredScopes<'static> = RequiredScopes::Borrowed(&[]);
+}
+
+impl Deref for RequiredScopes<'_> {
+    type Target = [String];
+
+    fn deref(&self) -> &[String] {
+        match self {
+            RequiredScopes::Borrowed(s) => s,
+            RequiredScopes::Shared(s) => s,
+        }
+    }
+}
+
+impl PartialEq for RequiredScopes<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for RequiredScopes<'_> {}
+
+impl<'a> From<&'a [String]> for RequiredScopes<'a> {
+    fn from(scopes: &'a [String]) -> Self {
+        RequiredScopes::Borrowed(scopes)
+    }
+}
+
+impl From<Arc<[String]>> for RequiredScopes<'_> {
+    fn from(scopes: Arc<[String]>) -> Self {
+        RequiredScopes::Shared(scopes)
+    }
+}
+
+/// A list made for the call (one allocation to share it).
+impl From<Vec<String>> for RequiredScopes<'_> {
+    fn from(scopes: Vec<String>) -> Self {
+        RequiredScopes::Shared(scopes.into())
+    }
+}
+
+/// What `required_scopes` returned before it could share: borrowed stays borrowed.
+impl<'a> From<Cow<'a, [String]>> for RequiredScopes<'a> {
+    fn from(scopes: Cow<'a, [String]>) -> Self {
+        match scopes {
+            Cow::Borrowed(s) => RequiredScopes::Borrowed(s),
+            Cow::Owned(v) => v.into(),
+        }
     }
 }
 

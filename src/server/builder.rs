@@ -4,8 +4,6 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::value::RawValue;
-
 use super::catalog::{Advertised, Shared};
 use super::legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Legacy, Pending, SessionCache};
 use super::listen::{ListenLimits, Listeners};
@@ -437,8 +435,7 @@ impl ServerBuilder {
         discover.instructions = self.instructions;
         discover.meta = result_meta.clone();
         let discover =
-            RawValue::from_string(serde_json::to_string(&discover).map_err(Error::internal_from)?)
-                .map_err(Error::internal_from)?;
+            bytes::Bytes::from(serde_json::to_vec(&discover).map_err(Error::internal_from)?);
         let observer = crate::observability::RequestObserver::new(
             registry.tools.iter().map(|t| t.tool.name.as_str()),
             registry.prompts.iter().map(|p| p.prompt.name.as_str()),

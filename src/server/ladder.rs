@@ -300,7 +300,7 @@ mod tests {
 
     fn message(outcome: &Outcome) -> Value {
         match outcome {
-            Outcome::Ready(r) => serde_json::from_slice(&r.body).unwrap(),
+            Outcome::Ready(r) => serde_json::from_slice(&r.to_bytes()).unwrap(),
             other => panic!("expected a ready reply, got {other:?}"),
         }
     }

@@ -292,7 +292,7 @@ struct State {
 pub(crate) fn listen_closed(id: &RequestId, server_info: &Implementation) -> Bytes {
     let mut result = SubscriptionsListenResult::new(id.clone());
     result.meta.server_info = Some(server_info.clone());
-    Reply::result(id, &result).body
+    Reply::result(id, &result).into_bytes()
 }
 
 impl State {

@@ -11,12 +11,12 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use http::Extensions;
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use super::cursor;
-use super::reply::Reply;
+use super::reply::{Reply, SHARE_FROM};
 use crate::handler::change::Touched;
 use crate::handler::registry::Registry;
 use crate::handler::{Principal, ScopeHierarchy};
@@ -29,11 +29,15 @@ use crate::protocol::{
 /// pages made per request of the items a caller may see.
 pub(crate) struct Scoped {
     /// Each distinct set of required scopes, once.
-    groups: Vec<Vec<String>>,
+    groups: Vec<Arc<[String]>>,
     /// The index in `groups` of each item's scopes.
     group_of: Vec<usize>,
-    /// Each item's JSON.
-    items: Vec<Box<RawValue>>,
+    /// Every item's JSON, in order, separated by commas: a run of consecutive items is one
+    /// slice of it.
+    joined: Bytes,
+    /// Where each item's JSON starts in `joined`, and one more: `joined`'s length plus one
+    /// (where the item after the last would start, after a comma).
+    starts: Vec<usize>,
     /// A private page up to and including its items' `[`.
     head: String,
     /// A private page without `nextCursor` from its items' `]` on.
@@ -41,8 +45,8 @@ pub(crate) struct Scoped {
 }
 
 impl Scoped {
-    fn new<T: Serialize>(items: &[T], scopes: Vec<Vec<String>>, empty_page: &RawValue) -> Self {
-        let mut groups: Vec<Vec<String>> = Vec::new();
+    fn new<T: Serialize>(items: &[T], scopes: Vec<Arc<[String]>>, empty_page: &[u8]) -> Self {
+        let mut groups: Vec<Arc<[String]>> = Vec::new();
         let group_of = scopes
             .into_iter()
             .map(|s| match groups.iter().position(|g| *g == s) {
@@ -53,13 +57,19 @@ impl Scoped {
                 }
             })
             .collect();
-        let items = items
-            .iter()
-            .map(|item| serde_json::value::to_raw_value(item).expect("list items serialize"))
-            .collect();
+        let mut joined = Vec::new();
+        let mut starts = Vec::with_capacity(items.len() + 1);
+        for item in items {
+            if !joined.is_empty() {
+                joined.push(b',');
+            }
+            starts.push(joined.len());
+            serde_json::to_writer(&mut joined, item).expect("list items serialize");
+        }
+        starts.push(joined.len() + 1);
         // The items array is the first array of a page (after `resultType`), and
         // `nextCursor`, when present, comes right after it.
-        let page = empty_page.get();
+        let page = std::str::from_utf8(empty_page).expect("serde_json emits UTF-8");
         let at = page
             .find("[]")
             .expect("an empty page has an empty items array")
@@ -67,7 +77,8 @@ impl Scoped {
         Scoped {
             groups,
             group_of,
-            items,
+            joined: Bytes::from(joined),
+            starts,
             head: page[..at].to_owned(),
             tail: page[at..].to_owned(),
         }
@@ -80,17 +91,37 @@ impl Scoped {
             .iter()
             .map(|g| hierarchy.allows(principal, g))
             .collect();
-        (0..self.items.len())
+        (0..self.group_of.len())
             .filter(|&i| allowed[self.group_of[i]])
             .collect()
     }
+
+    /// Where the JSON of items `run` (consecutive) is in `joined`, without a trailing comma.
+    fn span(&self, run: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        self.starts[run.start]..self.starts[run.end] - 1
+    }
+}
+
+/// `items` (ascending indices) as runs of consecutive indices.
+fn runs(items: &[usize]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let mut rest = items;
+    std::iter::from_fn(move || {
+        let &first = rest.first()?;
+        let len = rest
+            .iter()
+            .enumerate()
+            .take_while(|&(k, &i)| i == first + k)
+            .count();
+        rest = &rest[len..];
+        Some(first..first + len)
+    })
 }
 
 /// The result a list request gets: a pre-encoded page, or one spliced from the pre-encoded
 /// items its caller may see.
 pub(crate) enum Page<'a> {
     /// A page encoded when the list was built.
-    Encoded(&'a RawValue),
+    Encoded(&'a Bytes),
     /// The `items` of a private page, and its `nextCursor`.
     Visible {
         list: &'a Scoped,
@@ -108,29 +139,31 @@ impl Page<'_> {
                 let next = next.as_ref().map(|c| {
                     serde_json::to_string(c).expect("a cursor serializes as a JSON string")
                 });
-                let size = list.head.len()
+                // What is copied: the page's head and tail, the cursor, the short runs of
+                // items and the commas between runs; long runs are referenced.
+                let copied = list.head.len()
                     + list.tail.len()
-                    + items
-                        .iter()
-                        .map(|&i| list.items[i].get().len() + 1)
-                        .sum::<usize>()
-                    + next.as_ref().map_or(0, |c| c.len() + 14);
-                Reply::encoded_with(id, size, |out| {
-                    out.extend_from_slice(list.head.as_bytes());
-                    for (n, &i) in items.iter().enumerate() {
+                    + next.as_ref().map_or(0, |c| c.len() + 14)
+                    + runs(items)
+                        .map(|run| list.span(run).len())
+                        .map(|n| if n < SHARE_FROM { n + 1 } else { 1 })
+                        .sum::<usize>();
+                Reply::encoded_with(id, copied, |body| {
+                    body.open().extend_from_slice(list.head.as_bytes());
+                    for (n, run) in runs(items).enumerate() {
                         if n > 0 {
-                            out.push(b',');
+                            body.open().push(b',');
                         }
-                        out.extend_from_slice(list.items[i].get().as_bytes());
+                        body.share(&list.joined, list.span(run));
                     }
                     let mut tail = list.tail.as_bytes();
                     if let Some(cursor) = &next {
                         // `]` closes the items; the cursor goes between it and the rest.
-                        out.extend_from_slice(b"],\"nextCursor\":");
-                        out.extend_from_slice(cursor.as_bytes());
+                        body.open().extend_from_slice(b"],\"nextCursor\":");
+                        body.open().extend_from_slice(cursor.as_bytes());
                         tail = &tail[1..];
                     }
-                    out.extend_from_slice(tail);
+                    body.open().extend_from_slice(tail);
                 })
             }
         }
@@ -142,7 +175,7 @@ pub(crate) struct PagedList {
     fingerprint: String,
     len: usize,
     page_size: usize,
-    pages: Vec<Box<RawValue>>,
+    pages: Vec<Bytes>,
     scoped: Option<Scoped>,
 }
 
@@ -157,10 +190,9 @@ impl std::fmt::Debug for PagedList {
     }
 }
 
-fn encode<R: Serialize + StampResult>(mut result: R, meta: &ResultMeta) -> Box<RawValue> {
+fn encode<R: Serialize + StampResult>(mut result: R, meta: &ResultMeta) -> Bytes {
     *result.meta_mut() = meta.clone();
-    let json = serde_json::to_string(&result).expect("list results serialize");
-    RawValue::from_string(json).expect("serde_json emits valid JSON")
+    Bytes::from(serde_json::to_vec(&result).expect("list results serialize"))
 }
 
 impl PagedList {
@@ -169,7 +201,7 @@ impl PagedList {
     fn build<T, R, M>(
         kind: &str,
         items: Vec<T>,
-        scopes: Vec<Vec<String>>,
+        scopes: Vec<Arc<[String]>>,
         settings: &ListSettings,
         make: M,
     ) -> Self
@@ -215,7 +247,7 @@ impl PagedList {
     }
 
     /// The page a request with `cursor` asks for.
-    pub(crate) fn page(&self, cursor: Option<&str>) -> Result<&RawValue, ErrorObject> {
+    pub(crate) fn page(&self, cursor: Option<&str>) -> Result<&Bytes, ErrorObject> {
         let index = match cursor {
             None => 0,
             Some(c) => self.offset(c, &self.fingerprint, self.len)? / self.page_size,
@@ -411,10 +443,19 @@ mod tests {
 
     /// Tool `i` of `n`: every third needs `files:read`, every fifth `files:write` too.
     fn scoped_tools(n: usize, page_size: usize) -> (Vec<Tool>, PagedList) {
+        scoped_tools_described(n, page_size, 0)
+    }
+
+    /// As [`scoped_tools`], each description `padding` bytes longer.
+    fn scoped_tools_described(
+        n: usize,
+        page_size: usize,
+        padding: usize,
+    ) -> (Vec<Tool>, PagedList) {
         let tools: Vec<Tool> = (0..n)
             .map(|i| {
                 let mut t = Tool::new(format!("t{i} \"quoted\" é"), JsonObject::new());
-                t.description = Some(format!("tool {i}"));
+                t.description = Some(format!("tool {i}{}", "-".repeat(padding)));
                 t
             })
             .collect();
@@ -424,6 +465,7 @@ mod tests {
                 (0, _) => vec!["files:read".to_owned()],
                 _ => Vec::new(),
             })
+            .map(Arc::from)
             .collect();
         let list = PagedList::build(
             "tools",
@@ -449,11 +491,13 @@ mod tests {
         let s = settings(page_size);
         let private = CachePolicy::new(s.cache.ttl_ms, CacheScope::Private);
         let page = encode(ListToolsResult::new(items, next, private), &s.meta);
-        Reply::encoded(&RequestId::Number(7), &page).body.to_vec()
+        Reply::encoded(&RequestId::Number(7), &page)
+            .to_bytes()
+            .to_vec()
     }
 
     fn page_items(reply: &Reply) -> (Vec<String>, Option<String>) {
-        let v: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&reply.to_bytes()).unwrap();
         let names = v["result"]["tools"]
             .as_array()
             .unwrap()
@@ -466,9 +510,19 @@ mod tests {
     #[test]
     fn a_spliced_page_is_byte_for_byte_the_serialized_one() {
         let id = RequestId::Number(7);
-        // (Item 0 needs scopes, so every one of these lists is a scoped one.)
-        for (n, page_size) in [(1, 10), (10, 10), (23, 5), (40, 7), (5, 1)] {
-            let (tools, list) = scoped_tools(n, page_size);
+        // (Item 0 needs scopes, so every one of these lists is a scoped one.) Long items
+        // make runs of visible items long enough to be referenced, not copied.
+        for (n, page_size, padding) in [
+            (1, 10, 0),
+            (10, 10, 0),
+            (23, 5, 0),
+            (40, 7, 0),
+            (5, 1, 0),
+            (40, 100, 300),
+            (40, 9, 300),
+            (3, 10, 3000),
+        ] {
+            let (tools, list) = scoped_tools_described(n, page_size, padding);
             for granted in [&[][..], &["files:read"], &["files:read", "files:write"]] {
                 let caller = as_caller(granted);
                 let allowed = |i: usize| match (i % 3, i % 5) {
@@ -489,10 +543,16 @@ mod tests {
                     let end = (offset + page_size).min(visible.len());
                     let want = serialized(visible[offset..end].to_vec(), next.clone(), page_size);
                     assert_eq!(
-                        String::from_utf8(reply.body.to_vec()).unwrap(),
+                        String::from_utf8(reply.to_bytes().to_vec()).unwrap(),
                         String::from_utf8(want).unwrap(),
                         "{n} tools, page size {page_size}, scopes {granted:?}, offset {offset}"
                     );
+                    // A long run of visible items is one chunk of their shared encoding.
+                    let longest = reply.chunks().iter().map(Bytes::len).max().unwrap();
+                    let run = |len| len * (padding + 40) > 2 * SHARE_FROM;
+                    if padding > 0 && run(end - offset) && granted.len() == 2 {
+                        assert!(reply.chunks().len() >= 3 && longest >= SHARE_FROM);
+                    }
                     assert_eq!(next.is_some(), end < visible.len());
                     match next {
                         Some(c) => (cursor, offset) = (Some(c), end),
@@ -501,6 +561,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn runs_group_consecutive_items() {
+        let all: Vec<_> = runs(&[0, 1, 2, 5, 7, 8]).collect();
+        assert_eq!(all, [0..3, 5..6, 7..9]);
+        assert_eq!(runs(&[]).count(), 0);
+        assert_eq!(runs(&[4]).collect::<Vec<_>>(), [4..5]);
     }
 
     #[test]

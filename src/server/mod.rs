@@ -61,6 +61,7 @@ pub(crate) use listen::listen_closed;
 pub use listen::{Listen, ListenLimits};
 pub use mirror::{Mirrored, MirroredHeaders};
 pub use outcome::{Outcome, Running};
+pub(crate) use reply::Body as ReplyBody;
 pub use reply::Reply;
 pub use seal::{StateKeys, StateKeysError};
 pub use service::Incoming;
@@ -77,7 +78,8 @@ pub struct Server {
 pub(crate) struct Inner {
     /// The serving version of the registry and its encoded lists.
     pub(crate) catalog: catalog::Shared,
-    pub(crate) discover: Box<serde_json::value::RawValue>,
+    /// The `server/discover` result, encoded once.
+    pub(crate) discover: bytes::Bytes,
     pub(crate) supported_versions: Vec<&'static str>,
     pub(crate) result_meta: ResultMeta,
     pub(crate) read_cache: CachePolicy,

@@ -197,7 +197,7 @@ mod tests {
         assert!(s.claim(&id, TOOLS_CALL, &claim).await.is_ok());
         let refused = s.claim(&id, TOOLS_CALL, &claim).await.unwrap_err();
         assert_eq!(refused.error_code, Some(-32602));
-        let v: Value = serde_json::from_slice(&refused.body).unwrap();
+        let v: Value = serde_json::from_slice(&refused.to_bytes()).unwrap();
         assert_eq!(v["id"], 9);
         assert_eq!(v["error"]["data"]["reason"], "replayed");
     }

@@ -1,6 +1,10 @@
 //! One encoded JSON-RPC response ([`Reply`]): a typed result serialized once into a buffer
 //! sized for it, a pre-encoded result with the id spliced in, or an error.
 //!
+//! A pre-encoded result is not copied into the reply: the reply's body is a list of chunks,
+//! the few bytes around the id copied and the result's shared buffer (or, for a page of a
+//! scoped list, long runs of its shared item encodings) referenced ([`Splice`]).
+//!
 //! May import: `protocol` only. `outcome` and `listen` both build on it.
 
 use std::fmt;
@@ -8,7 +12,6 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use crate::protocol::{
     ErrorCode, ErrorObject, ErrorResponse, Implementation, RequestId, ResponseRef, SERVER_INFO_KEY,
@@ -43,21 +46,98 @@ impl Stamp {
     }
 }
 
-/// One encoded JSON-RPC response.
-#[derive(Clone, PartialEq, Eq)]
+/// Shared pieces shorter than this are copied into the chunk being written rather than
+/// referenced: copying a few hundred bytes costs less than another chunk to queue, write
+/// and drop.
+pub(super) const SHARE_FROM: usize = 2048;
+
+/// The bytes of a reply: one buffer, or several to send one after the other.
+#[derive(Clone)]
+pub(crate) enum Body {
+    /// The whole response in one buffer.
+    One(Bytes),
+    /// The response in order, none of the chunks empty.
+    Chunks(Vec<Bytes>),
+}
+
+/// Builds a reply's [`Body`] from bytes copied into it and shared buffers referenced by it.
+pub(crate) struct Splice {
+    done: Vec<Bytes>,
+    open: Vec<u8>,
+}
+
+impl Splice {
+    /// An empty body whose first chunk has room for `capacity` bytes.
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Splice {
+            done: Vec::new(),
+            open: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// The chunk being written, to append to.
+    pub(crate) fn open(&mut self) -> &mut Vec<u8> {
+        &mut self.open
+    }
+
+    /// Appends `bytes[range]`, referenced when long enough, copied otherwise.
+    pub(crate) fn share(&mut self, bytes: &Bytes, range: std::ops::Range<usize>) {
+        if range.len() < SHARE_FROM {
+            self.open.extend_from_slice(&bytes[range]);
+            return;
+        }
+        if !self.open.is_empty() {
+            self.done.push(Bytes::from(std::mem::take(&mut self.open)));
+        }
+        self.done.push(bytes.slice(range));
+    }
+
+    /// Appends `tail` and ends the body; a static tail after a shared chunk is referenced.
+    pub(crate) fn finish(mut self, tail: &'static [u8]) -> Body {
+        if self.done.is_empty() {
+            self.open.extend_from_slice(tail);
+            return Body::One(Bytes::from(self.open));
+        }
+        if self.open.is_empty() {
+            self.done.push(Bytes::from_static(tail));
+        } else {
+            self.open.extend_from_slice(tail);
+            self.done.push(Bytes::from(self.open));
+        }
+        Body::Chunks(self.done)
+    }
+}
+
+/// One encoded JSON-RPC response: its JSON text, in one or more chunks ([`chunks`]), and
+/// what the transports need to send it.
+///
+/// [`chunks`]: Reply::chunks
+#[derive(Clone)]
 pub struct Reply {
-    /// The JSON text of the response.
-    pub body: Bytes,
+    body: Body,
     /// The error code, when the response is an error.
     pub error_code: Option<i32>,
     /// Set when the server is too busy to take the request: HTTP 503 with `Retry-After`.
     pub retry_after_secs: Option<u32>,
 }
 
+/// Two replies are equal when they send the same bytes with the same code and status, however
+/// their bodies are chunked.
+impl PartialEq for Reply {
+    fn eq(&self, other: &Self) -> bool {
+        self.error_code == other.error_code
+            && self.retry_after_secs == other.retry_after_secs
+            && self.len() == other.len()
+            && self.to_bytes() == other.to_bytes()
+    }
+}
+
+impl Eq for Reply {}
+
 impl fmt::Debug for Reply {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reply")
-            .field("body", &String::from_utf8_lossy(&self.body))
+            .field("body", &String::from_utf8_lossy(&self.to_bytes()))
             .field("error_code", &self.error_code)
             .field("retry_after_secs", &self.retry_after_secs)
             .finish()
@@ -65,6 +145,57 @@ impl fmt::Debug for Reply {
 }
 
 impl Reply {
+    /// A reply of `body`, without an error code.
+    fn success(body: Body) -> Self {
+        Reply {
+            body,
+            error_code: None,
+            retry_after_secs: None,
+        }
+    }
+
+    /// The JSON text of the response, as the chunks it is sent in, in order (one, unless
+    /// it carries a pre-encoded result, which is referenced, not copied).
+    pub fn chunks(&self) -> &[Bytes] {
+        match &self.body {
+            Body::One(bytes) => std::slice::from_ref(bytes),
+            Body::Chunks(chunks) => chunks,
+        }
+    }
+
+    /// The JSON text of the response in one buffer: the body itself when it is one chunk,
+    /// else its chunks copied together.
+    pub fn to_bytes(&self) -> Bytes {
+        match &self.body {
+            Body::One(bytes) => bytes.clone(),
+            Body::Chunks(chunks) => Bytes::from(chunks.concat()),
+        }
+    }
+
+    /// The JSON text of the response in one buffer, as [`to_bytes`](Self::to_bytes) but
+    /// without a reference to release when it is one chunk.
+    pub fn into_bytes(self) -> Bytes {
+        match self.body {
+            Body::One(bytes) => bytes,
+            Body::Chunks(chunks) => Bytes::from(chunks.concat()),
+        }
+    }
+
+    /// The length of the JSON text in bytes.
+    pub fn len(&self) -> usize {
+        self.chunks().iter().map(Bytes::len).sum()
+    }
+
+    /// Whether the JSON text is empty (never, for a reply the server made).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The body, for a transport that sends the chunks itself.
+    pub(crate) fn into_body(self) -> Body {
+        self.body
+    }
+
     /// A success response carrying `result`.
     pub(crate) fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Self {
         Self::result_sized(id, result, 0)
@@ -82,11 +213,7 @@ impl Reply {
         // still grow it a little).
         let mut body = Vec::with_capacity(content_size + content_size / 16 + 512);
         match serde_json::to_writer(&mut body, &ResponseRef::new(id, result)) {
-            Ok(()) => Reply {
-                body: Bytes::from(body),
-                error_code: None,
-                retry_after_secs: None,
-            },
+            Ok(()) => Self::success(Body::One(Bytes::from(body))),
             Err(e) => {
                 tracing::error!(error = %e, "a result failed to serialize");
                 Self::error(
@@ -142,43 +269,40 @@ impl Reply {
         }
         body.extend_from_slice(&stamp.member);
         body.extend_from_slice(b"}}");
-        Reply {
-            body: Bytes::from(body),
-            error_code: None,
-            retry_after_secs: None,
-        }
+        Self::success(Body::One(Bytes::from(body)))
     }
 
     /// A success response around a result encoded already (a pre-serialized list page or
-    /// `server/discover`): the id is spliced in, the result copied once into a buffer of
-    /// the exact size.
-    pub(crate) fn encoded(id: &RequestId, result: &RawValue) -> Self {
-        let result = result.get().as_bytes();
-        Self::encoded_with(id, result.len(), |out| out.extend_from_slice(result))
+    /// `server/discover`, which must be a JSON value): the id is spliced in before it, and the
+    /// result referenced, not copied, when it is long.
+    pub(crate) fn encoded(id: &RequestId, result: &Bytes) -> Self {
+        let copied = if result.len() < SHARE_FROM {
+            result.len()
+        } else {
+            0
+        };
+        Self::encoded_with(id, copied, |body| body.share(result, 0..result.len()))
     }
 
-    /// A success response whose result `write` appends, already encoded, to the buffer (of
-    /// which it needs about `size` bytes): the id is spliced in before it.
+    /// A success response whose result `write` appends, already encoded, to `body` (of
+    /// which about `copied` bytes are copied into its first chunk): the id is spliced in
+    /// before it.
     pub(crate) fn encoded_with(
         id: &RequestId,
-        size: usize,
-        write: impl FnOnce(&mut Vec<u8>),
+        copied: usize,
+        write: impl FnOnce(&mut Splice),
     ) -> Self {
         let id_len = match id {
             RequestId::Number(_) => 20,
             RequestId::String(s) => s.len() + 2,
         };
-        let mut body = Vec::with_capacity(HEAD.len() + id_len + RESULT.len() + size + 1);
-        body.extend_from_slice(HEAD);
-        serde_json::to_writer(&mut body, id).expect("a request id always serializes");
-        body.extend_from_slice(RESULT);
+        let mut body = Splice::with_capacity(HEAD.len() + id_len + RESULT.len() + copied + 1);
+        let head = body.open();
+        head.extend_from_slice(HEAD);
+        serde_json::to_writer(&mut *head, id).expect("a request id always serializes");
+        head.extend_from_slice(RESULT);
         write(&mut body);
-        body.push(b'}');
-        Reply {
-            body: Bytes::from(body),
-            error_code: None,
-            retry_after_secs: None,
-        }
+        Self::success(body.finish(b"}"))
     }
 
     /// The HTTP status this reply is sent with: 200, or the one its error code calls for.
@@ -195,7 +319,7 @@ impl Reply {
         let body = serde_json::to_vec(&ErrorResponse::new(id, error))
             .expect("error responses always serialize");
         Reply {
-            body: Bytes::from(body),
+            body: Body::One(Bytes::from(body)),
             error_code: Some(code),
             retry_after_secs: None,
         }
@@ -205,20 +329,79 @@ impl Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::value::RawValue;
+
+    /// A page as `encode` in `lists` makes one, with `tools` tools.
+    fn page(tools: usize) -> Bytes {
+        let tools: Vec<serde_json::Value> = (0..tools)
+            .map(|i| serde_json::json!({"name": format!("t{i}"), "description": "x".repeat(60)}))
+            .collect();
+        let page = serde_json::json!({"tools": tools, "resultType": "complete"});
+        Bytes::from(serde_json::to_vec(&page).unwrap())
+    }
 
     #[test]
     fn an_encoded_result_matches_a_serialized_one() {
-        let page = RawValue::from_string(r#"{"tools":[],"resultType":"complete"}"#.into()).unwrap();
-        for id in [
-            RequestId::Number(-7),
-            RequestId::Number(i64::MAX),
-            RequestId::from("a \"quoted\" id é"),
-        ] {
-            let spliced = Reply::encoded(&id, &page);
-            assert_eq!(spliced, Reply::result(&id, &*page));
-            let v: serde_json::Value = serde_json::from_slice(&spliced.body).unwrap();
-            assert_eq!(v["result"]["resultType"], "complete");
+        // A short page is copied (one chunk), a long one referenced after the id's chunk.
+        for (tools, chunks) in [(0, 1), (1, 1), (100, 3)] {
+            let page = page(tools);
+            let raw = RawValue::from_string(String::from_utf8(page.to_vec()).unwrap()).unwrap();
+            for id in [
+                RequestId::Number(-7),
+                RequestId::Number(i64::MAX),
+                RequestId::from("a \"quoted\" id é \u{1}"),
+            ] {
+                let spliced = Reply::encoded(&id, &page);
+                let serialized = Reply::result(&id, &*raw);
+                assert_eq!(spliced.to_bytes(), serialized.to_bytes(), "{tools} tools");
+                assert_eq!(spliced, serialized);
+                assert_eq!(spliced.chunks().len(), chunks, "{tools} tools");
+                assert_eq!(spliced.len(), serialized.len());
+                if chunks > 1 {
+                    // The page itself, not a copy of it.
+                    assert_eq!(spliced.chunks()[1].as_ptr(), page.as_ptr());
+                }
+                let v: serde_json::Value = serde_json::from_slice(&spliced.to_bytes()).unwrap();
+                assert_eq!(v["result"]["resultType"], "complete");
+            }
         }
+    }
+
+    #[test]
+    fn a_splice_copies_short_pieces_and_references_long_ones() {
+        let long = Bytes::from(vec![b'a'; SHARE_FROM + 10]);
+        let short = Bytes::from_static(b"0123456789");
+        let mut body = Splice::with_capacity(8);
+        body.open().extend_from_slice(b"[");
+        body.share(&short, 2..5);
+        body.share(&long, 5..SHARE_FROM + 5);
+        body.share(&short, 0..1);
+        body.share(&long, 0..SHARE_FROM);
+        let Body::Chunks(chunks) = body.finish(b"]") else {
+            panic!("long pieces are referenced")
+        };
+        let lens: Vec<usize> = chunks.iter().map(Bytes::len).collect();
+        assert_eq!(lens, [4, SHARE_FROM, 1, SHARE_FROM, 1]);
+        assert_eq!(&chunks[0][..], b"[234");
+        assert_eq!(chunks[1].as_ptr(), long[5..].as_ptr());
+        assert_eq!(&chunks[2][..], b"0");
+        assert_eq!(&chunks[4][..], b"]");
+        // Only copies: one chunk.
+        let mut body = Splice::with_capacity(0);
+        body.share(&short, 0..10);
+        let Body::One(one) = body.finish(b"!") else {
+            panic!("short pieces are copied")
+        };
+        assert_eq!(&one[..], b"0123456789!");
+        // Copied bytes after a referenced chunk end the body with the tail.
+        let mut body = Splice::with_capacity(0);
+        body.share(&long, 0..SHARE_FROM);
+        body.share(&short, 0..2);
+        let Body::Chunks(chunks) = body.finish(b"}") else {
+            panic!("long pieces are referenced")
+        };
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(&chunks[1][..], b"01}");
     }
 
     #[test]

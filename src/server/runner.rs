@@ -262,7 +262,7 @@ mod tests {
             &tokio::time::timeout(Duration::from_secs(5), running.reply)
                 .await
                 .unwrap()
-                .body,
+                .to_bytes(),
         )
         .unwrap();
         assert_eq!(

@@ -1,21 +1,23 @@
 //! The scopes declared at registration, as [`ScopeRequirements`] for authorization layers.
 
-use std::borrow::Cow;
-
 use super::Server;
-use crate::handler::ScopeRequirements;
+use crate::handler::{RequiredScopes, ScopeRequirements};
 
 impl Server {
     /// The scopes declared on what a request for `method` names: the tool (`tools/call`),
     /// prompt (`prompts/get`), or fixed resource or first matching template
     /// (`resources/read`) called `name`. Empty for anything else.
     pub fn required_scopes(&self, method: &str, name: Option<&str>) -> Vec<String> {
-        self.inner
-            .catalog
-            .load()
-            .registry
-            .item_scopes(method, name)
-            .to_vec()
+        self.shared_scopes(method, name).to_vec()
+    }
+
+    /// [`required_scopes`](Self::required_scopes) as the serving registry keeps them:
+    /// shared with it, not copied.
+    fn shared_scopes(&self, method: &str, name: Option<&str>) -> RequiredScopes<'static> {
+        match self.inner.catalog.load().registry.item_scopes(method, name) {
+            Some(scopes) if !scopes.is_empty() => RequiredScopes::Shared(scopes.clone()),
+            _ => RequiredScopes::NONE,
+        }
     }
 
     /// Every scope declared on any definition, sorted, without repeats.
@@ -27,8 +29,8 @@ impl Server {
             .iter()
             .flat_map(|t| t.scopes.iter().cloned())
             .chain(reg.prompts.iter().flat_map(|p| p.scopes.iter().cloned()))
-            .chain(reg.resource_scopes().into_iter().flatten())
-            .chain(reg.template_scopes().into_iter().flatten())
+            .chain(reg.resource_scopes().iter().flat_map(|s| s.to_vec()))
+            .chain(reg.template_scopes().iter().flat_map(|s| s.to_vec()))
             .collect();
         all.sort();
         all.dedup();
@@ -37,8 +39,8 @@ impl Server {
 }
 
 impl ScopeRequirements for Server {
-    fn required_scopes(&self, method: &str, name: Option<&str>) -> Cow<'_, [String]> {
-        Cow::Owned(Server::required_scopes(self, method, name))
+    fn required_scopes(&self, method: &str, name: Option<&str>) -> RequiredScopes<'_> {
+        self.shared_scopes(method, name)
     }
 
     fn all_scopes(&self) -> Vec<String> {
@@ -49,6 +51,7 @@ impl ScopeRequirements for Server {
 #[cfg(test)]
 mod tests {
     use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef, ToolError};
+    use crate::handler::{RequiredScopes, ScopeRequirements};
     use crate::{RequestContext, Server};
 
     #[test]
@@ -103,6 +106,23 @@ mod tests {
             ["res:t"]
         );
         assert!(server.required_scopes("tools/list", Some("w")).is_empty());
+        // Handed to an authorization layer shared with the registry, not copied.
+        let shared = |method, name| ScopeRequirements::required_scopes(&server, method, name);
+        let (a, b) = (
+            shared("tools/call", Some("w")),
+            shared("tools/call", Some("w")),
+        );
+        match (&a, &b) {
+            (RequiredScopes::Shared(a), RequiredScopes::Shared(b)) => {
+                assert!(std::sync::Arc::ptr_eq(a, b));
+            }
+            _ => panic!("declared scopes are shared: {a:?}"),
+        }
+        assert_eq!(a, RequiredScopes::from(vec!["files:write".to_owned()]));
+        assert!(matches!(
+            shared("tools/call", Some("nope")),
+            RequiredScopes::Borrowed([])
+        ));
         assert_eq!(
             server.declared_scopes(),
             ["files:write", "prompts", "res:fixed", "res:t"]

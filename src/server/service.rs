@@ -70,7 +70,7 @@ mod tests {
         match server.oneshot(Incoming::new(body)).await.unwrap() {
             Outcome::Ready(reply) => {
                 assert_eq!(reply.error_code, None);
-                let v: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+                let v: serde_json::Value = serde_json::from_slice(&reply.to_bytes()).unwrap();
                 assert_eq!(v["result"]["supportedVersions"][0], "2026-07-28");
             }
             other => panic!("expected a ready reply, got {other:?}"),

@@ -27,8 +27,8 @@ pub(super) fn mirror(method: &str, name: Option<&str>) -> MirroredHeaders {
 /// The response an outcome ends in (a running handler is driven to its reply).
 pub(super) async fn answer(outcome: Outcome) -> Value {
     let body = match outcome {
-        Outcome::Ready(reply) => reply.body,
-        Outcome::Running(running) => running.reply.await.body,
+        Outcome::Ready(reply) => reply.into_bytes(),
+        Outcome::Running(running) => running.reply.await.into_bytes(),
         other => panic!("expected a reply, got {other:?}"),
     };
     serde_json::from_slice(&body).expect("a reply is JSON")

@@ -107,7 +107,7 @@ impl TestClient {
             self.observe(method, &n);
             notes.push(n);
         }
-        let message = parse(&reply.body)?;
+        let message = parse(&reply.to_bytes())?;
         self.observe(method, &message);
         Ok(Response {
             request_id,

@@ -112,7 +112,7 @@ async fn answer(server: &Server, d: Defects) -> Value {
         Outcome::Running(r) => r.reply.await,
         other => panic!("unexpected outcome {other:?} for {d:?}"),
     };
-    let text = String::from_utf8(reply.body.to_vec()).unwrap();
+    let text = String::from_utf8(reply.to_bytes().to_vec()).unwrap();
     let mut messages = checked_messages("application/json", &text, Some(method));
     assert_eq!(messages.len(), 1);
     messages.remove(0)

@@ -138,7 +138,7 @@ async fn mutated_messages_always_get_a_valid_reply() {
                 continue;
             }
         };
-        let v: Value = serde_json::from_slice(&reply.body).unwrap_or_else(|e| {
+        let v: Value = serde_json::from_slice(&reply.to_bytes()).unwrap_or_else(|e| {
             panic!(
                 "reply is not JSON ({e}) for input {:?}",
                 String::from_utf8_lossy(&body)

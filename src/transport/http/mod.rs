@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod chunks;
 mod endpoint;
 mod guard;
 pub mod headers;

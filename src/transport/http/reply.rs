@@ -14,9 +14,10 @@ use tokio::sync::mpsc;
 
 use futures_util::StreamExt as _;
 
+use super::chunks::Chunks;
 use super::negotiate::Accepts;
 use super::rejection::NotAcceptable;
-use crate::server::{Outcome, Reply, Running};
+use crate::server::{Outcome, Reply, ReplyBody, Running};
 
 /// The response for an outcome.
 pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Duration) -> Response {
@@ -52,7 +53,7 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
                     if queued.is_empty() {
                         json(done)
                     } else {
-                        queued.push_back(done.body);
+                        queued.push_back(done.into_bytes());
                         sse(queued, None, events, keep_alive)
                     }
                 }
@@ -61,11 +62,16 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
     }
 }
 
-/// One JSON response, with the status the error code calls for.
+/// One JSON response, with the status the error code calls for; a body of several chunks
+/// goes to hyper as they are, with its length.
 pub(crate) fn json(reply: Reply) -> Response {
     let status = StatusCode::from_u16(reply.http_status()).unwrap_or(StatusCode::OK);
     let retry_after = reply.retry_after_secs;
-    let mut response = Response::new(axum::body::Body::from(reply.body));
+    let body = match reply.into_body() {
+        ReplyBody::One(bytes) => axum::body::Body::from(bytes),
+        ReplyBody::Chunks(chunks) => axum::body::Body::new(Chunks::new(chunks)),
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -122,7 +128,7 @@ fn sse(
                     while let Ok(ev) = events.try_recv() {
                         pending.push_back(ev);
                     }
-                    pending.push_back(done.body);
+                    pending.push_back(done.into_bytes());
                     *reply = None;
                 }
             }

@@ -167,7 +167,7 @@ fn too_long(limit: usize) -> Bytes {
             "Message too large: a line may hold at most {limit} bytes; the rest of this one was discarded"
         )),
     )
-    .body
+    .into_bytes()
 }
 
 /// The id of a request the server accepted (read again: dispatch does not hand it back).
@@ -219,7 +219,7 @@ impl Session {
                     );
                     return;
                 }
-                self.send(reply.body).await;
+                self.send(reply.into_bytes()).await;
             }
             Outcome::Running(running) => {
                 // Only a request that runs a handler waits for room: notifications (a
@@ -389,7 +389,7 @@ fn unregister(in_flight: &Mutex<InFlight>, id: Option<RequestId>, seq: u64) {
 /// Writes a handler's notifications as they come, then its reply.
 async fn drive(Running { mut reply, events }: Running, out: &mpsc::Sender<Bytes>) {
     let Some(mut events) = events else {
-        let _ = out.send(reply.await.body).await;
+        let _ = out.send(reply.await.into_bytes()).await;
         return;
     };
     loop {
@@ -402,7 +402,7 @@ async fn drive(Running { mut reply, events }: Running, out: &mpsc::Sender<Bytes>
                 while let Ok(event) = events.try_recv() {
                     let _ = out.send(event).await;
                 }
-                let _ = out.send(done.body).await;
+                let _ = out.send(done.into_bytes()).await;
                 return;
             }
         }
