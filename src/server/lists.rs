@@ -91,9 +91,13 @@ impl Scoped {
             .iter()
             .map(|g| hierarchy.allows(principal, g))
             .collect();
-        (0..self.group_of.len())
-            .filter(|&i| allowed[self.group_of[i]])
-            .collect()
+        let n = self.group_of.len();
+        if allowed.iter().all(|&a| a) {
+            return (0..n).collect();
+        }
+        let mut visible = Vec::with_capacity(n);
+        visible.extend((0..n).filter(|&i| allowed[self.group_of[i]]));
+        visible
     }
 
     /// Where the JSON of items `run` (consecutive) is in `joined`, without a trailing comma.

@@ -60,6 +60,22 @@ pub(crate) enum Body {
     Chunks(Vec<Bytes>),
 }
 
+impl Body {
+    /// The chunks, in order.
+    pub(crate) fn chunks(&self) -> &[Bytes] {
+        match self {
+            Body::One(bytes) => std::slice::from_ref(bytes),
+            Body::Chunks(chunks) => chunks,
+        }
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(bytes: Bytes) -> Self {
+        Body::One(bytes)
+    }
+}
+
 /// Builds a reply's [`Body`] from bytes copied into it and shared buffers referenced by it.
 pub(crate) struct Splice {
     done: Vec<Bytes>,
@@ -157,10 +173,7 @@ impl Reply {
     /// The JSON text of the response, as the chunks it is sent in, in order (one, unless
     /// it carries a pre-encoded result, which is referenced, not copied).
     pub fn chunks(&self) -> &[Bytes] {
-        match &self.body {
-            Body::One(bytes) => std::slice::from_ref(bytes),
-            Body::Chunks(chunks) => chunks,
-        }
+        self.body.chunks()
     }
 
     /// The JSON text of the response in one buffer: the body itself when it is one chunk,

@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::IncomingMessage;
-use crate::server::{Era, Listen, Mirrored, Outcome, Server, classify};
+use crate::server::{Era, Listen, Mirrored, Outcome, ReplyBody, Server, classify};
 
 /// How long a notification stream that ended on its own waits before it is opened again,
 /// when it lived less than this (so a stream that cannot stay open is not reopened in a
@@ -138,7 +138,7 @@ impl Notifications {
     /// Writes the session's notifications to `out` until the session drains, is replaced,
     /// or `out` is gone; a stream that ends on its own is opened again while the session
     /// opens.
-    pub(super) async fn forward(mut self, out: mpsc::Sender<Bytes>) {
+    pub(super) async fn forward(mut self, out: mpsc::Sender<ReplyBody>) {
         loop {
             let listen = match self.first.take() {
                 Some(l) => l,
@@ -162,7 +162,7 @@ impl Notifications {
                     () = self.stop.cancelled() => return,
                     message = messages.next() => match message {
                         Some(m) => {
-                            if out.send(m).await.is_err() {
+                            if out.send(m.into()).await.is_err() {
                                 return;
                             }
                         }

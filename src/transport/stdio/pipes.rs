@@ -14,10 +14,14 @@
 
 use std::io::{self, Read as _, Write as _};
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+
+use crate::server::ReplyBody;
 
 /// The most bytes read at once.
 pub(super) const CHUNK: usize = 64 * 1024;
@@ -28,18 +32,29 @@ pub(super) const QUEUE: usize = 64;
 /// read failed).
 pub(super) type Input = mpsc::Receiver<io::Result<Bytes>>;
 
-/// The writer's side: messages to write, a signal that it stopped writing for good (the
+/// The writer's side: messages to write (a reply in its chunks, which are written in turn),
+/// a signal that it stopped writing for good (the
 /// other end closed the pipe), and one that it wrote and flushed everything it was given.
 pub(super) struct Output {
-    pub(super) messages: mpsc::Sender<Bytes>,
+    pub(super) messages: mpsc::Sender<ReplyBody>,
     pub(super) broken: CancellationToken,
     pub(super) flushed: oneshot::Receiver<()>,
 }
 
-/// A message as one line: JSON-RPC text from the server never holds a raw newline (JSON
-/// escapes it inside strings), but a line break in it would split the message, so one that
-/// has any is re-encoded compactly.
-fn framed(message: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+/// A message as the chunks of one line: JSON-RPC text from the server never holds a raw
+/// newline (JSON escapes it inside strings), but a line break in it would split the message,
+/// so one that has any is put together and re-encoded compactly.
+fn framed(message: &ReplyBody) -> Cow<'_, [Bytes]> {
+    let chunks = message.chunks();
+    if !chunks.iter().any(|c| c.contains(&b'\n')) {
+        return chunks.into();
+    }
+    let whole = chunks.concat();
+    vec![Bytes::from(one_line(&whole).into_owned())].into()
+}
+
+/// `message` without line breaks (see [`framed`]).
+fn one_line(message: &[u8]) -> Cow<'_, [u8]> {
     if !message.contains(&b'\n') {
         return message.into();
     }
@@ -83,7 +98,7 @@ pub(super) fn stdin() -> Input {
 
 /// Writes to the process's stdout on its own thread.
 pub(super) fn stdout() -> Output {
-    let (messages, mut rx) = mpsc::channel::<Bytes>(QUEUE);
+    let (messages, mut rx) = mpsc::channel::<ReplyBody>(QUEUE);
     let broken = CancellationToken::new();
     let (done, flushed) = oneshot::channel();
     let gone = broken.clone();
@@ -93,7 +108,9 @@ pub(super) fn stdout() -> Output {
             let mut out = io::BufWriter::with_capacity(CHUNK, io::stdout().lock());
             let result = (|| {
                 while let Some(message) = rx.blocking_recv() {
-                    out.write_all(&framed(&message))?;
+                    for chunk in framed(&message).iter() {
+                        out.write_all(chunk)?;
+                    }
                     out.write_all(b"\n")?;
                     if rx.is_empty() {
                         out.flush()?;
@@ -145,14 +162,16 @@ pub(super) fn reader<R: AsyncRead + Unpin + Send + 'static>(mut reader: R) -> In
 
 /// Writes to any async writer in a task.
 pub(super) fn writer<W: AsyncWrite + Unpin + Send + 'static>(mut writer: W) -> Output {
-    let (messages, mut rx) = mpsc::channel::<Bytes>(QUEUE);
+    let (messages, mut rx) = mpsc::channel::<ReplyBody>(QUEUE);
     let broken = CancellationToken::new();
     let (done, flushed) = oneshot::channel();
     let gone = broken.clone();
     tokio::spawn(async move {
         let result = async {
             while let Some(message) = rx.recv().await {
-                writer.write_all(&framed(&message)).await?;
+                for chunk in framed(&message).iter() {
+                    writer.write_all(chunk).await?;
+                }
                 writer.write_all(b"\n").await?;
                 if rx.is_empty() {
                     writer.flush().await?;
@@ -185,17 +204,46 @@ mod tests {
 
     #[test]
     fn a_message_is_always_one_line() {
-        assert_eq!(&*framed(br#"{"a":"b"}"#), br#"{"a":"b"}"#);
-        assert_eq!(&*framed(b"{\"a\":\n \"b\"}"), br#"{"a":"b"}"#);
-        assert_eq!(&*framed(b"not\njson"), b"not json");
+        assert_eq!(&*one_line(br#"{"a":"b"}"#), br#"{"a":"b"}"#);
+        assert_eq!(&*one_line(b"{\"a\":\n \"b\"}"), br#"{"a":"b"}"#);
+        assert_eq!(&*one_line(b"not\njson"), b"not json");
+        let chunked = |parts: &[&'static [u8]]| {
+            ReplyBody::Chunks(parts.iter().map(|p| Bytes::from_static(p)).collect())
+        };
+        // Chunks without line breaks are written as they are.
+        let plain = chunked(&[b"{\"a\":", b"\"b\"}"]);
+        assert!(matches!(framed(&plain), Cow::Borrowed(c) if c.len() == 2));
+        // A line break in any chunk: the whole message, re-encoded.
+        let broken = chunked(&[b"{\"a\":", b"\n\"b\"}"]);
+        assert_eq!(framed(&broken).concat(), br#"{"a":"b"}"#);
+    }
+
+    #[tokio::test]
+    async fn a_chunked_message_is_written_whole_on_one_line() {
+        let (w, mut r) = tokio::io::duplex(1024);
+        let out = writer(w);
+        let parts = [&b"{\"id\":1,"[..], b"\"result\":{}", b"}"];
+        let message = ReplyBody::Chunks(parts.iter().map(|p| Bytes::from_static(p)).collect());
+        out.messages.send(message).await.unwrap();
+        drop(out.messages);
+        out.flushed.await.unwrap();
+        let mut text = String::new();
+        r.read_to_string(&mut text).await.unwrap();
+        assert_eq!(text, "{\"id\":1,\"result\":{}}\n");
     }
 
     #[tokio::test]
     async fn the_writer_puts_each_message_on_a_line_and_flushes() {
         let (w, mut r) = tokio::io::duplex(1024);
         let out = writer(w);
-        out.messages.send(Bytes::from_static(b"{}")).await.unwrap();
-        out.messages.send(Bytes::from_static(b"[1]")).await.unwrap();
+        out.messages
+            .send(Bytes::from_static(b"{}").into())
+            .await
+            .unwrap();
+        out.messages
+            .send(Bytes::from_static(b"[1]").into())
+            .await
+            .unwrap();
         drop(out.messages);
         out.flushed.await.unwrap();
         let mut text = String::new();
@@ -208,7 +256,10 @@ mod tests {
         let (w, r) = tokio::io::duplex(16);
         drop(r);
         let out = writer(w);
-        out.messages.send(Bytes::from_static(b"{}")).await.unwrap();
+        out.messages
+            .send(Bytes::from_static(b"{}").into())
+            .await
+            .unwrap();
         out.broken.cancelled().await;
         assert!(out.flushed.await.is_err());
     }

@@ -28,7 +28,7 @@ use super::framing::{Frame, LineDecoder};
 use super::legacy::{Handled, LegacySession, Notifications, is_response};
 use super::pipes::{Input, Output};
 use crate::protocol::{ErrorCode, ErrorObject, IncomingMessage, RequestId};
-use crate::server::{Listen, Outcome, Reply, Running, Server};
+use crate::server::{Listen, Outcome, Reply, ReplyBody, Running, Server};
 
 /// `notifications/cancelled`: the client no longer wants the answer to a request.
 const CANCELLED: &str = "notifications/cancelled";
@@ -62,7 +62,7 @@ struct InFlight {
 struct Session {
     server: Server,
     settings: Settings,
-    out: mpsc::Sender<Bytes>,
+    out: mpsc::Sender<ReplyBody>,
     in_flight: Arc<Mutex<InFlight>>,
     /// Requests read and not answered yet (twice `max_in_flight`).
     admitted: Arc<Semaphore>,
@@ -187,7 +187,7 @@ impl Session {
         }
     }
 
-    async fn send(&self, message: Bytes) {
+    async fn send(&self, message: ReplyBody) {
         // A closed output is noticed by the session through `broken`.
         let _ = self.out.send(message).await;
     }
@@ -196,7 +196,9 @@ impl Session {
     async fn frame(&self, frame: Frame) {
         let line = match frame {
             Frame::Line(line) => line,
-            Frame::TooLong => return self.send(too_long(self.settings.line_limit)).await,
+            Frame::TooLong => {
+                return self.send(too_long(self.settings.line_limit).into()).await;
+            }
         };
         let (outcome, notifications) = match self.dispatch(&line).await {
             Some(dispatched) => dispatched,
@@ -219,7 +221,7 @@ impl Session {
                     );
                     return;
                 }
-                self.send(reply.into_bytes()).await;
+                self.send(reply.into_body()).await;
             }
             Outcome::Running(running) => {
                 // Only a request that runs a handler waits for room: notifications (a
@@ -338,13 +340,14 @@ impl Session {
                     () = token.cancelled() => break,
                     () = draining.cancelled() => {
                         if let Some(id) = &id {
-                            let _ = out.send(crate::server::listen_closed(id, &server_info)).await;
+                            let closed = crate::server::listen_closed(id, &server_info);
+                            let _ = out.send(closed.into()).await;
                         }
                         break;
                     }
                     message = messages.next() => {
                         let Some(m) = message else { break };
-                        if out.send(m).await.is_err() {
+                        if out.send(m.into()).await.is_err() {
                             break;
                         }
                     }
@@ -387,22 +390,22 @@ fn unregister(in_flight: &Mutex<InFlight>, id: Option<RequestId>, seq: u64) {
 }
 
 /// Writes a handler's notifications as they come, then its reply.
-async fn drive(Running { mut reply, events }: Running, out: &mpsc::Sender<Bytes>) {
+async fn drive(Running { mut reply, events }: Running, out: &mpsc::Sender<ReplyBody>) {
     let Some(mut events) = events else {
-        let _ = out.send(reply.await.into_bytes()).await;
+        let _ = out.send(reply.await.into_body()).await;
         return;
     };
     loop {
         tokio::select! {
             biased;
             Some(event) = events.recv() => {
-                let _ = out.send(event).await;
+                let _ = out.send(event.into()).await;
             }
             done = &mut reply => {
                 while let Ok(event) = events.try_recv() {
-                    let _ = out.send(event).await;
+                    let _ = out.send(event.into()).await;
                 }
-                let _ = out.send(done.into_bytes()).await;
+                let _ = out.send(done.into_body()).await;
                 return;
             }
         }
