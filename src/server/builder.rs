@@ -434,8 +434,9 @@ impl ServerBuilder {
         );
         discover.instructions = self.instructions;
         discover.meta = result_meta.clone();
-        let discover =
-            bytes::Bytes::from(serde_json::to_vec(&discover).map_err(Error::internal_from)?);
+        let discover = super::reply::Encoded::new(
+            serde_json::to_vec(&discover).map_err(Error::internal_from)?,
+        );
         let observer = crate::observability::RequestObserver::new(
             registry.tools.iter().map(|t| t.tool.name.as_str()),
             registry.prompts.iter().map(|p| p.prompt.name.as_str()),

@@ -16,7 +16,7 @@ use http::Extensions;
 use serde::Serialize;
 
 use super::cursor;
-use super::reply::{Reply, SHARE_FROM};
+use super::reply::{Encoded, Reply};
 use crate::handler::change::Touched;
 use crate::handler::registry::Registry;
 use crate::handler::{Principal, ScopeHierarchy};
@@ -32,16 +32,15 @@ pub(crate) struct Scoped {
     groups: Vec<Arc<[String]>>,
     /// The index in `groups` of each item's scopes.
     group_of: Vec<usize>,
-    /// Every item's JSON, in order, separated by commas: a run of consecutive items is one
-    /// slice of it.
+    /// Every item's JSON, in order, separated by commas, then the page's tail and the `}`
+    /// closing the response: a run of consecutive items is one slice of it, and a run of
+    /// the last items, on a page without a cursor, ends a reply as one slice with the tail.
     joined: Bytes,
-    /// Where each item's JSON starts in `joined`, and one more: `joined`'s length plus one
-    /// (where the item after the last would start, after a comma).
+    /// Where each item's JSON starts in `joined`, and one more: where the tail starts, plus
+    /// one (where an item after the last would start, after a comma).
     starts: Vec<usize>,
     /// A private page up to and including its items' `[`.
     head: String,
-    /// A private page without `nextCursor` from its items' `]` on.
-    tail: String,
 }
 
 impl Scoped {
@@ -74,14 +73,21 @@ impl Scoped {
             .find("[]")
             .expect("an empty page has an empty items array")
             + 1;
+        joined.extend_from_slice(page[at..].as_bytes());
+        joined.push(b'}');
         Scoped {
             groups,
             group_of,
             joined: Bytes::from(joined),
             starts,
             head: page[..at].to_owned(),
-            tail: page[at..].to_owned(),
         }
+    }
+
+    /// Where the tail starts in `joined`: a private page without `nextCursor` from its
+    /// items' `]` on, and the response's `}`.
+    fn tail_start(&self) -> usize {
+        self.starts[self.group_of.len()] - 1
     }
 
     /// The indices of the items `principal` may see.
@@ -125,7 +131,7 @@ fn runs(items: &[usize]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
 /// items its caller may see.
 pub(crate) enum Page<'a> {
     /// A page encoded when the list was built.
-    Encoded(&'a Bytes),
+    Encoded(&'a Encoded),
     /// The `items` of a private page, and its `nextCursor`.
     Visible {
         list: &'a Scoped,
@@ -143,24 +149,30 @@ impl Page<'_> {
                 let next = next.as_ref().map(|c| {
                     serde_json::to_string(c).expect("a cursor serializes as a JSON string")
                 });
-                // What is copied: the page's head and tail, the cursor, the short runs of
-                // items and the commas between runs; long runs are referenced.
+                let (tail, len) = (list.tail_start(), list.group_of.len());
+                // The last run of items ends the reply with the tail when it reaches the
+                // end of the list and no cursor comes between: then it is not copied.
+                let ends = |run: &std::ops::Range<usize>| next.is_none() && run.end == len;
                 let copied = list.head.len()
-                    + list.tail.len()
+                    + (list.joined.len() - tail)
                     + next.as_ref().map_or(0, |c| c.len() + 14)
                     + runs(items)
-                        .map(|run| list.span(run).len())
-                        .map(|n| if n < SHARE_FROM { n + 1 } else { 1 })
+                        .filter(|run| !ends(run))
+                        .map(|run| list.span(run).len() + 1)
                         .sum::<usize>();
-                Reply::encoded_with(id, copied, |body| {
+                Reply::encoded_with(id, copied, |mut body| {
                     body.open().extend_from_slice(list.head.as_bytes());
                     for (n, run) in runs(items).enumerate() {
                         if n > 0 {
                             body.open().push(b',');
                         }
-                        body.share(&list.joined, list.span(run));
+                        if ends(&run) {
+                            let from = list.starts[run.start];
+                            return body.end_with(&list.joined, from..list.joined.len());
+                        }
+                        body.open().extend_from_slice(&list.joined[list.span(run)]);
                     }
-                    let mut tail = list.tail.as_bytes();
+                    let mut tail = &list.joined[tail..];
                     if let Some(cursor) = &next {
                         // `]` closes the items; the cursor goes between it and the rest.
                         body.open().extend_from_slice(b"],\"nextCursor\":");
@@ -168,6 +180,7 @@ impl Page<'_> {
                         tail = &tail[1..];
                     }
                     body.open().extend_from_slice(tail);
+                    body.end()
                 })
             }
         }
@@ -179,7 +192,7 @@ pub(crate) struct PagedList {
     fingerprint: String,
     len: usize,
     page_size: usize,
-    pages: Vec<Bytes>,
+    pages: Vec<Encoded>,
     scoped: Option<Scoped>,
 }
 
@@ -194,9 +207,9 @@ impl std::fmt::Debug for PagedList {
     }
 }
 
-fn encode<R: Serialize + StampResult>(mut result: R, meta: &ResultMeta) -> Bytes {
+fn encode<R: Serialize + StampResult>(mut result: R, meta: &ResultMeta) -> Encoded {
     *result.meta_mut() = meta.clone();
-    Bytes::from(serde_json::to_vec(&result).expect("list results serialize"))
+    Encoded::new(serde_json::to_vec(&result).expect("list results serialize"))
 }
 
 impl PagedList {
@@ -238,7 +251,7 @@ impl PagedList {
             Scoped::new(
                 &items,
                 scopes,
-                &encode(make(Vec::new(), None, private), meta),
+                encode(make(Vec::new(), None, private), meta).json(),
             )
         });
         PagedList {
@@ -251,7 +264,7 @@ impl PagedList {
     }
 
     /// The page a request with `cursor` asks for.
-    pub(crate) fn page(&self, cursor: Option<&str>) -> Result<&Bytes, ErrorObject> {
+    pub(crate) fn page(&self, cursor: Option<&str>) -> Result<&Encoded, ErrorObject> {
         let index = match cursor {
             None => 0,
             Some(c) => self.offset(c, &self.fingerprint, self.len)? / self.page_size,
@@ -551,11 +564,16 @@ mod tests {
                         String::from_utf8(want).unwrap(),
                         "{n} tools, page size {page_size}, scopes {granted:?}, offset {offset}"
                     );
-                    // A long run of visible items is one chunk of their shared encoding.
-                    let longest = reply.chunks().iter().map(Bytes::len).max().unwrap();
-                    let run = |len| len * (padding + 40) > 2 * SHARE_FROM;
-                    if padding > 0 && run(end - offset) && granted.len() == 2 {
-                        assert!(reply.chunks().len() >= 3 && longest >= SHARE_FROM);
+                    // The last page of a caller who sees the last items ends with their
+                    // shared encoding (and the tail), when it is long.
+                    let chunks = reply.chunks();
+                    let long = (end - offset) * padding >= 2048;
+                    if long && next.is_none() && granted.len() == 2 {
+                        assert_eq!(chunks.len(), 2, "{n} tools, page size {page_size}");
+                        assert!(chunks[1].len() > padding);
+                    }
+                    if next.is_some() {
+                        assert_eq!(chunks.len(), 1);
                     }
                     assert_eq!(next.is_some(), end < visible.len());
                     match next {

@@ -79,7 +79,7 @@ pub(crate) struct Inner {
     /// The serving version of the registry and its encoded lists.
     pub(crate) catalog: catalog::Shared,
     /// The `server/discover` result, encoded once.
-    pub(crate) discover: bytes::Bytes,
+    pub(crate) discover: reply::Encoded,
     pub(crate) supported_versions: Vec<&'static str>,
     pub(crate) result_meta: ResultMeta,
     pub(crate) read_cache: CachePolicy,

@@ -1,9 +1,9 @@
 //! One encoded JSON-RPC response ([`Reply`]): a typed result serialized once into a buffer
 //! sized for it, a pre-encoded result with the id spliced in, or an error.
 //!
-//! A pre-encoded result is not copied into the reply: the reply's body is a list of chunks,
-//! the few bytes around the id copied and the result's shared buffer (or, for a page of a
-//! scoped list, long runs of its shared item encodings) referenced ([`Splice`]).
+//! A long pre-encoded result is not copied into the reply: the reply's body is two chunks,
+//! the few bytes before the result copied and the result's shared buffer (or, for a page of
+//! a scoped list, the last run of its shared item encodings) referenced ([`Splice`]).
 //!
 //! May import: `protocol` only. `outcome` and `listen` both build on it.
 
@@ -46,18 +46,23 @@ impl Stamp {
     }
 }
 
-/// Shared pieces shorter than this are copied into the chunk being written rather than
-/// referenced: copying a few hundred bytes costs less than another chunk to queue, write
-/// and drop.
+/// Shared bytes shorter than this are copied into the reply rather than referenced: copying
+/// a few hundred bytes costs less than another chunk to queue and drop.
 pub(super) const SHARE_FROM: usize = 2048;
 
-/// The bytes of a reply: one buffer, or several to send one after the other.
+/// The bytes of a reply: one buffer, or the few bytes before a long shared piece and that
+/// piece, which ends the reply.
+///
+/// A referenced piece is only ever the last one: hyper flushes what it holds as soon as it
+/// holds more than its buffer size, so a chunk after a long one would be another write
+/// (and, with `TCP_NODELAY`, another segment). As it is, the head, the copied chunk and the
+/// shared one go out in one vectored write.
 #[derive(Clone)]
 pub(crate) enum Body {
     /// The whole response in one buffer.
     One(Bytes),
-    /// The response in order, none of the chunks empty.
-    Chunks(Vec<Bytes>),
+    /// The response in two chunks, in order, neither empty.
+    Two([Bytes; 2]),
 }
 
 impl Body {
@@ -65,7 +70,7 @@ impl Body {
     pub(crate) fn chunks(&self) -> &[Bytes] {
         match self {
             Body::One(bytes) => std::slice::from_ref(bytes),
-            Body::Chunks(chunks) => chunks,
+            Body::Two(chunks) => chunks,
         }
     }
 }
@@ -76,9 +81,27 @@ impl From<Bytes> for Body {
     }
 }
 
-/// Builds a reply's [`Body`] from bytes copied into it and shared buffers referenced by it.
+/// A result encoded once, with the `}` that closes the response around it after it: a reply
+/// ends with it as it is.
+#[derive(Clone, Debug)]
+pub(crate) struct Encoded(Bytes);
+
+impl Encoded {
+    /// `json` (one JSON value), ready to end a reply.
+    pub(crate) fn new(mut json: Vec<u8>) -> Self {
+        json.push(b'}');
+        Encoded(Bytes::from(json))
+    }
+
+    /// The result's JSON.
+    pub(crate) fn json(&self) -> &[u8] {
+        &self.0[..self.0.len() - 1]
+    }
+}
+
+/// Builds a reply's [`Body`]: bytes copied into its first chunk, then perhaps a shared piece
+/// to end it with.
 pub(crate) struct Splice {
-    done: Vec<Bytes>,
     open: Vec<u8>,
 }
 
@@ -86,41 +109,27 @@ impl Splice {
     /// An empty body whose first chunk has room for `capacity` bytes.
     pub(crate) fn with_capacity(capacity: usize) -> Self {
         Splice {
-            done: Vec::new(),
             open: Vec::with_capacity(capacity),
         }
     }
 
-    /// The chunk being written, to append to.
+    /// The first chunk, to append to.
     pub(crate) fn open(&mut self) -> &mut Vec<u8> {
         &mut self.open
     }
 
-    /// Appends `bytes[range]`, referenced when long enough, copied otherwise.
-    pub(crate) fn share(&mut self, bytes: &Bytes, range: std::ops::Range<usize>) {
-        if range.len() < SHARE_FROM {
-            self.open.extend_from_slice(&bytes[range]);
-            return;
-        }
-        if !self.open.is_empty() {
-            self.done.push(Bytes::from(std::mem::take(&mut self.open)));
-        }
-        self.done.push(bytes.slice(range));
+    /// Ends the body with what was copied.
+    pub(crate) fn end(self) -> Body {
+        Body::One(Bytes::from(self.open))
     }
 
-    /// Appends `tail` and ends the body; a static tail after a shared chunk is referenced.
-    pub(crate) fn finish(mut self, tail: &'static [u8]) -> Body {
-        if self.done.is_empty() {
-            self.open.extend_from_slice(tail);
-            return Body::One(Bytes::from(self.open));
+    /// Ends the body with `bytes[range]`: referenced when long, copied when short.
+    pub(crate) fn end_with(mut self, bytes: &Bytes, range: std::ops::Range<usize>) -> Body {
+        if range.len() < SHARE_FROM || self.open.is_empty() {
+            self.open.extend_from_slice(&bytes[range]);
+            return self.end();
         }
-        if self.open.is_empty() {
-            self.done.push(Bytes::from_static(tail));
-        } else {
-            self.open.extend_from_slice(tail);
-            self.done.push(Bytes::from(self.open));
-        }
-        Body::Chunks(self.done)
+        Body::Two([Bytes::from(self.open), bytes.slice(range)])
     }
 }
 
@@ -181,7 +190,7 @@ impl Reply {
     pub fn to_bytes(&self) -> Bytes {
         match &self.body {
             Body::One(bytes) => bytes.clone(),
-            Body::Chunks(chunks) => Bytes::from(chunks.concat()),
+            Body::Two(chunks) => Bytes::from(chunks.concat()),
         }
     }
 
@@ -190,7 +199,7 @@ impl Reply {
     pub fn into_bytes(self) -> Bytes {
         match self.body {
             Body::One(bytes) => bytes,
-            Body::Chunks(chunks) => Bytes::from(chunks.concat()),
+            Body::Two(chunks) => Bytes::from(chunks.concat()),
         }
     }
 
@@ -286,36 +295,32 @@ impl Reply {
     }
 
     /// A success response around a result encoded already (a pre-serialized list page or
-    /// `server/discover`, which must be a JSON value): the id is spliced in before it, and the
-    /// result referenced, not copied, when it is long.
-    pub(crate) fn encoded(id: &RequestId, result: &Bytes) -> Self {
-        let copied = if result.len() < SHARE_FROM {
-            result.len()
-        } else {
-            0
-        };
-        Self::encoded_with(id, copied, |body| body.share(result, 0..result.len()))
+    /// `server/discover`): the id is spliced in before it, and the result referenced, not
+    /// copied, when it is long.
+    pub(crate) fn encoded(id: &RequestId, result: &Encoded) -> Self {
+        let len = result.0.len();
+        let copied = if len < SHARE_FROM { len } else { 0 };
+        Self::encoded_with(id, copied, |body| body.end_with(&result.0, 0..len))
     }
 
-    /// A success response whose result `write` appends, already encoded, to `body` (of
-    /// which about `copied` bytes are copied into its first chunk): the id is spliced in
-    /// before it.
+    /// A success response whose result and closing `}` `write` appends, already encoded, to
+    /// `body` and ends it with (copying about `copied` bytes into its first chunk): the id is
+    /// spliced in before it.
     pub(crate) fn encoded_with(
         id: &RequestId,
         copied: usize,
-        write: impl FnOnce(&mut Splice),
+        write: impl FnOnce(Splice) -> Body,
     ) -> Self {
         let id_len = match id {
             RequestId::Number(_) => 20,
             RequestId::String(s) => s.len() + 2,
         };
-        let mut body = Splice::with_capacity(HEAD.len() + id_len + RESULT.len() + copied + 1);
+        let mut body = Splice::with_capacity(HEAD.len() + id_len + RESULT.len() + copied);
         let head = body.open();
         head.extend_from_slice(HEAD);
         serde_json::to_writer(&mut *head, id).expect("a request id always serializes");
         head.extend_from_slice(RESULT);
-        write(&mut body);
-        Self::success(body.finish(b"}"))
+        Self::success(write(body))
     }
 
     /// The HTTP status this reply is sent with: 200, or the one its error code calls for.
@@ -345,20 +350,22 @@ mod tests {
     use serde_json::value::RawValue;
 
     /// A page as `encode` in `lists` makes one, with `tools` tools.
-    fn page(tools: usize) -> Bytes {
+    fn page(tools: usize) -> Vec<u8> {
         let tools: Vec<serde_json::Value> = (0..tools)
             .map(|i| serde_json::json!({"name": format!("t{i}"), "description": "x".repeat(60)}))
             .collect();
         let page = serde_json::json!({"tools": tools, "resultType": "complete"});
-        Bytes::from(serde_json::to_vec(&page).unwrap())
+        serde_json::to_vec(&page).unwrap()
     }
 
     #[test]
     fn an_encoded_result_matches_a_serialized_one() {
         // A short page is copied (one chunk), a long one referenced after the id's chunk.
-        for (tools, chunks) in [(0, 1), (1, 1), (100, 3)] {
-            let page = page(tools);
-            let raw = RawValue::from_string(String::from_utf8(page.to_vec()).unwrap()).unwrap();
+        for (tools, chunks) in [(0, 1), (1, 1), (100, 2)] {
+            let json = page(tools);
+            let raw = RawValue::from_string(String::from_utf8(json.clone()).unwrap()).unwrap();
+            let page = Encoded::new(json);
+            assert_eq!(page.json(), raw.get().as_bytes());
             for id in [
                 RequestId::Number(-7),
                 RequestId::Number(i64::MAX),
@@ -372,7 +379,7 @@ mod tests {
                 assert_eq!(spliced.len(), serialized.len());
                 if chunks > 1 {
                     // The page itself, not a copy of it.
-                    assert_eq!(spliced.chunks()[1].as_ptr(), page.as_ptr());
+                    assert_eq!(spliced.chunks()[1].as_ptr(), page.0.as_ptr());
                 }
                 let v: serde_json::Value = serde_json::from_slice(&spliced.to_bytes()).unwrap();
                 assert_eq!(v["result"]["resultType"], "complete");
@@ -381,40 +388,28 @@ mod tests {
     }
 
     #[test]
-    fn a_splice_copies_short_pieces_and_references_long_ones() {
+    fn a_splice_copies_a_short_end_and_references_a_long_one() {
         let long = Bytes::from(vec![b'a'; SHARE_FROM + 10]);
-        let short = Bytes::from_static(b"0123456789");
         let mut body = Splice::with_capacity(8);
         body.open().extend_from_slice(b"[");
-        body.share(&short, 2..5);
-        body.share(&long, 5..SHARE_FROM + 5);
-        body.share(&short, 0..1);
-        body.share(&long, 0..SHARE_FROM);
-        let Body::Chunks(chunks) = body.finish(b"]") else {
-            panic!("long pieces are referenced")
+        let Body::Two([first, last]) = body.end_with(&long, 5..SHARE_FROM + 5) else {
+            panic!("a long end is referenced")
         };
-        let lens: Vec<usize> = chunks.iter().map(Bytes::len).collect();
-        assert_eq!(lens, [4, SHARE_FROM, 1, SHARE_FROM, 1]);
-        assert_eq!(&chunks[0][..], b"[234");
-        assert_eq!(chunks[1].as_ptr(), long[5..].as_ptr());
-        assert_eq!(&chunks[2][..], b"0");
-        assert_eq!(&chunks[4][..], b"]");
-        // Only copies: one chunk.
+        assert_eq!(&first[..], b"[");
+        assert_eq!(last.as_ptr(), long[5..].as_ptr());
+        assert_eq!(last.len(), SHARE_FROM);
         let mut body = Splice::with_capacity(0);
-        body.share(&short, 0..10);
-        let Body::One(one) = body.finish(b"!") else {
-            panic!("short pieces are copied")
+        body.open().extend_from_slice(b"[");
+        let Body::One(one) = body.end_with(&long, 0..SHARE_FROM - 1) else {
+            panic!("a short end is copied")
         };
-        assert_eq!(&one[..], b"0123456789!");
-        // Copied bytes after a referenced chunk end the body with the tail.
-        let mut body = Splice::with_capacity(0);
-        body.share(&long, 0..SHARE_FROM);
-        body.share(&short, 0..2);
-        let Body::Chunks(chunks) = body.finish(b"}") else {
-            panic!("long pieces are referenced")
+        assert_eq!(one.len(), SHARE_FROM);
+        assert_eq!(&one[..2], b"[a");
+        // Nothing before it: the piece alone, copied (no empty chunk).
+        let Body::One(one) = Splice::with_capacity(0).end_with(&long, 0..SHARE_FROM) else {
+            panic!("no empty first chunk")
         };
-        assert_eq!(chunks.len(), 2);
-        assert_eq!(&chunks[1][..], b"01}");
+        assert_eq!(one.len(), SHARE_FROM);
     }
 
     #[test]

@@ -1,8 +1,9 @@
-//! A response body of several buffers sent one after the other, its length known: a
+//! A response body of two buffers sent one after the other, its length known: a
 //! [`Reply`](crate::server::Reply) whose pre-encoded result is referenced, not copied.
 //!
 //! The exact size hint gives the response its `Content-Length`, and hyper queues each
-//! chunk as it is (HTTP/1.1 writes them with one vectored write) instead of copying it.
+//! chunk as it is (HTTP/1.1 writes the head and both with one vectored write) instead of
+//! copying it.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -14,12 +15,12 @@ use http_body::{Body, Frame, SizeHint};
 /// The chunks of a body, in order, and how many bytes of them are left to send.
 #[derive(Debug)]
 pub(crate) struct Chunks {
-    chunks: std::vec::IntoIter<Bytes>,
+    chunks: std::array::IntoIter<Bytes, 2>,
     left: u64,
 }
 
 impl Chunks {
-    pub(crate) fn new(chunks: Vec<Bytes>) -> Self {
+    pub(crate) fn new(chunks: [Bytes; 2]) -> Self {
         let left = chunks.iter().map(|c| c.len() as u64).sum();
         Chunks {
             chunks: chunks.into_iter(),
@@ -59,8 +60,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_chunks_come_in_order_with_their_exact_length() {
-        let parts = [&b"{\"id\":1,"[..], b"\"result\":{}", b"}"];
-        let body = Chunks::new(parts.iter().map(|p| Bytes::from_static(p)).collect());
+        let parts = [&b"{\"id\":1,"[..], b"\"result\":{}}"];
+        let body = Chunks::new(parts.map(Bytes::from_static));
         assert_eq!(body.size_hint().exact(), Some(20));
         assert!(!body.is_end_stream());
         let mut body = std::pin::pin!(body);

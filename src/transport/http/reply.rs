@@ -69,7 +69,7 @@ pub(crate) fn json(reply: Reply) -> Response {
     let retry_after = reply.retry_after_secs;
     let body = match reply.into_body() {
         ReplyBody::One(bytes) => axum::body::Body::from(bytes),
-        ReplyBody::Chunks(chunks) => axum::body::Body::new(Chunks::new(chunks)),
+        ReplyBody::Two(chunks) => axum::body::Body::new(Chunks::new(chunks)),
     };
     let mut response = Response::new(body);
     *response.status_mut() = status;

@@ -207,14 +207,12 @@ mod tests {
         assert_eq!(&*one_line(br#"{"a":"b"}"#), br#"{"a":"b"}"#);
         assert_eq!(&*one_line(b"{\"a\":\n \"b\"}"), br#"{"a":"b"}"#);
         assert_eq!(&*one_line(b"not\njson"), b"not json");
-        let chunked = |parts: &[&'static [u8]]| {
-            ReplyBody::Chunks(parts.iter().map(|p| Bytes::from_static(p)).collect())
-        };
+        let chunked = |parts: [&'static [u8]; 2]| ReplyBody::Two(parts.map(Bytes::from_static));
         // Chunks without line breaks are written as they are.
-        let plain = chunked(&[b"{\"a\":", b"\"b\"}"]);
+        let plain = chunked([b"{\"a\":", b"\"b\"}"]);
         assert!(matches!(framed(&plain), Cow::Borrowed(c) if c.len() == 2));
         // A line break in any chunk: the whole message, re-encoded.
-        let broken = chunked(&[b"{\"a\":", b"\n\"b\"}"]);
+        let broken = chunked([b"{\"a\":", b"\n\"b\"}"]);
         assert_eq!(framed(&broken).concat(), br#"{"a":"b"}"#);
     }
 
@@ -222,8 +220,8 @@ mod tests {
     async fn a_chunked_message_is_written_whole_on_one_line() {
         let (w, mut r) = tokio::io::duplex(1024);
         let out = writer(w);
-        let parts = [&b"{\"id\":1,"[..], b"\"result\":{}", b"}"];
-        let message = ReplyBody::Chunks(parts.iter().map(|p| Bytes::from_static(p)).collect());
+        let parts = [&b"{\"id\":1,"[..], b"\"result\":{}}"];
+        let message = ReplyBody::Two(parts.map(Bytes::from_static));
         out.messages.send(message).await.unwrap();
         drop(out.messages);
         out.flushed.await.unwrap();
