@@ -68,7 +68,7 @@ fn body(id: u64, method: &str, mut params: Value) -> Bytes {
 }
 
 /// The header values an HTTP transport would have mirrored for this request.
-fn mirror(method: &str, name: Option<&str>) -> MirroredHeaders {
+fn mirror<'a>(method: &'a str, name: Option<&'a str>) -> MirroredHeaders<'a> {
     MirroredHeaders {
         protocol_version: Mirrored::Value(VERSION.into()),
         method: Mirrored::Value(method.into()),

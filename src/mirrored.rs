@@ -10,37 +10,43 @@
 //!
 //! May import: `http` and `base64` only; nothing else of the crate.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use http::header::AsHeaderName;
-use http::{HeaderMap, HeaderName};
+use http::{HeaderMap, HeaderName, HeaderValue};
 
 /// One mirrored header as the transport found it.
+///
+/// A value read from a request borrows the request's header map (`'a`); only a
+/// `=?base64?…?=` value, decoded, is owned. Build one from your own strings with
+/// `Mirrored::Value("tools/list".into())` (`Mirrored<'static>` from a `String`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Mirrored {
+pub enum Mirrored<'a> {
     /// Not sent.
     #[default]
     Absent,
     /// Sent once, trimmed and decoded.
-    Value(String),
-    /// Sent but unusable (repeated, bad characters, bad `=?base64?…?=` encoding).
-    Invalid(String),
+    Value(Cow<'a, str>),
+    /// Sent but unusable (repeated, bad characters, bad `=?base64?…?=` encoding): why.
+    Invalid(Cow<'static, str>),
 }
 
-/// Every mirrored header of one request.
+/// Every mirrored header of one request, borrowing its header map (`'a`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MirroredHeaders {
+pub struct MirroredHeaders<'a> {
     /// `MCP-Protocol-Version`.
-    pub protocol_version: Mirrored,
+    pub protocol_version: Mirrored<'a>,
     /// `Mcp-Method`.
-    pub method: Mirrored,
+    pub method: Mirrored<'a>,
     /// `Mcp-Name`.
-    pub name: Mirrored,
+    pub name: Mirrored<'a>,
     /// `Mcp-Param-{Name}` headers: lower-cased `{Name}` and value.
-    pub params: Vec<(String, Mirrored)>,
+    pub params: Vec<(Cow<'a, str>, Mirrored<'a>)>,
 }
 
-impl Mirrored {
+impl Mirrored<'_> {
     /// The value, when the header was sent once and is usable.
     pub fn value(&self) -> Option<&str> {
         match self {
@@ -59,68 +65,166 @@ pub const NAME: &str = "mcp-name";
 /// Prefix of `Mcp-Param-{Name}`.
 pub const PARAM_PREFIX: &str = "mcp-param-";
 
-/// The header names, parsed once.
-const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static(PROTOCOL_VERSION);
-const METHOD_HEADER: HeaderName = HeaderName::from_static(METHOD);
-const NAME_HEADER: HeaderName = HeaderName::from_static(NAME);
-
 const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
 
-/// Decodes a `=?base64?…?=` value; other values are literal.
-fn decode(value: &str) -> Result<String, String> {
+const REPEATED: &str = "the header is repeated";
+const NOT_VISIBLE_ASCII: &str = "the value must be visible ASCII (use =?base64?...?=)";
+
+/// Decodes a `=?base64?…?=` value; other values are literal (borrowed).
+fn decode(value: &str) -> Result<Cow<'_, str>, Cow<'static, str>> {
     match value
         .strip_prefix(SENTINEL_START)
         .and_then(|v| v.strip_suffix(SENTINEL_END))
     {
-        None => Ok(value.to_owned()),
+        None => Ok(Cow::Borrowed(value)),
         Some(b64) => {
             let bytes = STANDARD
                 .decode(b64)
                 .map_err(|e| format!("invalid base64 in =?base64?...?= value: {e}"))?;
-            String::from_utf8(bytes).map_err(|_| "base64 value is not UTF-8".to_owned())
+            String::from_utf8(bytes)
+                .map(Cow::Owned)
+                .map_err(|_| Cow::Borrowed("base64 value is not UTF-8"))
+        }
+    }
+}
+
+/// What a pass over a header map found of one header: its first value (what
+/// [`HeaderMap::get`] returns) and whether there were more.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Found<'a> {
+    first: Option<&'a HeaderValue>,
+    repeated: bool,
+}
+
+impl<'a> Found<'a> {
+    /// Every value of `name` in `headers`, as one lookup finds them.
+    pub(crate) fn lookup(headers: &'a HeaderMap, name: impl AsHeaderName) -> Self {
+        let mut found = Found::default();
+        for value in headers.get_all(name) {
+            found.add(value);
+            if found.repeated {
+                break;
+            }
+        }
+        found
+    }
+
+    /// One more value of the header.
+    pub(crate) fn add(&mut self, value: &'a HeaderValue) {
+        if self.first.is_some() {
+            self.repeated = true;
+        } else {
+            self.first = Some(value);
+        }
+    }
+
+    /// The first value, as [`HeaderMap::get`] returns it.
+    pub(crate) fn first(self) -> Option<&'a HeaderValue> {
+        self.first
+    }
+
+    /// Whether the header was sent more than once.
+    pub(crate) fn repeated(self) -> bool {
+        self.repeated
+    }
+
+    /// The header read as a mirrored one: sent once, visible ASCII, trimmed
+    /// (`Ok(None)`: absent; `Err`: why it is unusable).
+    pub(crate) fn text(self) -> Result<Option<&'a str>, &'static str> {
+        let Some(first) = self.first else {
+            return Ok(None);
+        };
+        if self.repeated {
+            return Err(REPEATED);
+        }
+        // `to_str` accepts visible ASCII, space and tab only: no control characters get past it.
+        let text = first.to_str().map_err(|_| NOT_VISIBLE_ASCII)?;
+        Ok(Some(text.trim_matches([' ', '\t'])))
+    }
+
+    /// The header as a [`Mirrored`] value: [`Found::text`], then (when `encoded`)
+    /// `=?base64?…?=` decoded.
+    pub(crate) fn mirrored(self, encoded: bool) -> Mirrored<'a> {
+        match self.text() {
+            Ok(None) => Mirrored::Absent,
+            Err(why) => Mirrored::Invalid(Cow::Borrowed(why)),
+            Ok(Some(text)) if !encoded => Mirrored::Value(Cow::Borrowed(text)),
+            Ok(Some(text)) => match decode(text) {
+                Ok(v) => Mirrored::Value(v),
+                Err(e) => Mirrored::Invalid(e),
+            },
         }
     }
 }
 
 /// Reads one mirrored header: sent once, visible ASCII, trimmed, and (when `encoded`)
 /// `=?base64?…?=` decoded.
-pub(crate) fn read(headers: &HeaderMap, name: impl AsHeaderName, encoded: bool) -> Mirrored {
-    let mut values = headers.get_all(name).iter();
-    let Some(first) = values.next() else {
-        return Mirrored::Absent;
-    };
-    if values.next().is_some() {
-        return Mirrored::Invalid("the header is repeated".into());
+pub(crate) fn read(headers: &HeaderMap, name: impl AsHeaderName, encoded: bool) -> Mirrored<'_> {
+    Found::lookup(headers, name).mirrored(encoded)
+}
+
+/// The mirrored headers of one request, gathered in one pass over its header map
+/// ([`Collector::offer`] each header, then [`Collector::finish`]).
+#[derive(Debug, Default)]
+pub(crate) struct Collector<'a> {
+    protocol_version: Found<'a>,
+    method: Found<'a>,
+    name: Found<'a>,
+    params: Vec<(&'a str, Found<'a>)>,
+}
+
+impl<'a> Collector<'a> {
+    /// Takes the header if it is a mirrored one (`false`: not one of them).
+    pub(crate) fn offer(&mut self, name: &'a HeaderName, value: &'a HeaderValue) -> bool {
+        let slot = match name.as_str() {
+            PROTOCOL_VERSION => &mut self.protocol_version,
+            METHOD => &mut self.method,
+            NAME => &mut self.name,
+            other => {
+                let Some(suffix) = other.strip_prefix(PARAM_PREFIX) else {
+                    return false;
+                };
+                match self.params.iter_mut().position(|(n, _)| *n == suffix) {
+                    Some(i) => &mut self.params[i].1,
+                    None => {
+                        self.params.push((suffix, Found::default()));
+                        &mut self.params.last_mut().expect("pushed").1
+                    }
+                }
+            }
+        };
+        slot.add(value);
+        true
     }
-    // `to_str` accepts visible ASCII, space and tab only: no control characters get past it.
-    let Ok(text) = first.to_str() else {
-        return Mirrored::Invalid("the value must be visible ASCII (use =?base64?...?=)".into());
-    };
-    let text = text.trim_matches([' ', '\t']);
-    if !encoded {
-        return Mirrored::Value(text.to_owned());
+
+    /// The `Mcp-Method` value found so far, as [`Found::text`] reads it.
+    pub(crate) fn method(&self) -> Found<'a> {
+        self.method
     }
-    match decode(text) {
-        Ok(v) => Mirrored::Value(v),
-        Err(e) => Mirrored::Invalid(e),
+
+    /// The values, decoded.
+    pub(crate) fn finish(self) -> MirroredHeaders<'a> {
+        MirroredHeaders {
+            protocol_version: self.protocol_version.mirrored(false),
+            method: self.method.mirrored(false),
+            name: self.name.mirrored(true),
+            params: self
+                .params
+                .into_iter()
+                .map(|(n, found)| (Cow::Borrowed(n), found.mirrored(true)))
+                .collect(),
+        }
     }
 }
 
 /// Every mirrored header of a request.
-pub(crate) fn mirrored(headers: &HeaderMap) -> MirroredHeaders {
-    let mut params: Vec<(String, Mirrored)> = Vec::new();
-    for name in headers.keys() {
-        if let Some(suffix) = name.as_str().strip_prefix(PARAM_PREFIX) {
-            params.push((suffix.to_owned(), read(headers, name, true)));
-        }
+pub(crate) fn mirrored(headers: &HeaderMap) -> MirroredHeaders<'_> {
+    let mut collector = Collector::default();
+    for (name, value) in headers {
+        collector.offer(name, value);
     }
-    MirroredHeaders {
-        protocol_version: read(headers, &PROTOCOL_VERSION_HEADER, false),
-        method: read(headers, &METHOD_HEADER, false),
-        name: read(headers, &NAME_HEADER, true),
-        params,
-    }
+    collector.finish()
 }
 
 #[cfg(test)]
@@ -161,7 +265,7 @@ mod tests {
         assert!(matches!(m.protocol_version, Mirrored::Invalid(_)));
         assert_eq!(
             m.params,
-            vec![("region".to_owned(), Mirrored::Value("eu".into()))]
+            vec![("region".into(), Mirrored::Value("eu".into()))]
         );
     }
 }

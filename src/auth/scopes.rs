@@ -33,7 +33,7 @@ impl ScopeRules {
         };
         let by_method = RequiredScopes::Borrowed(
             self.by_method
-                .get(&method)
+                .get(method.as_ref())
                 .map_or(&[][..], |s| s.as_slice()),
         );
         let name = match mirrored::read(request_headers, mirrored::NAME, true) {

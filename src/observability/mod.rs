@@ -37,9 +37,9 @@ pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
 pub use readiness::{Condition, Readiness};
-pub(crate) use request::traceparent_header;
 pub use request::{RequestObserver, RequestProbe};
 pub(crate) use request::{SpanMeta, on_request};
+pub(crate) use request::{TRACEPARENT, traceparent_header};
 pub(crate) use trace_context::TraceParent;
 
 /// The path where the reference server serves its metrics (Prometheus text format).

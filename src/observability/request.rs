@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arc_swap::ArcSwap;
-use http::{Extensions, HeaderMap, HeaderName};
+use http::{Extensions, HeaderMap, HeaderName, HeaderValue};
 use metrics::SharedString;
 use serde_json::value::RawValue;
 use tracing::Span;
@@ -424,10 +424,12 @@ pub(crate) fn on_request(
 
 /// The HTTP `traceparent` header, parsed. The transport puts it in the request extensions;
 /// the request span uses it when `params._meta` carries no `traceparent`.
-pub(crate) fn traceparent_header(headers: &HeaderMap) -> Option<TraceParent> {
-    const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
-    TraceParent::parse(headers.get(TRACEPARENT)?.to_str().ok()?)
+pub(crate) fn traceparent_header(value: Option<&HeaderValue>) -> Option<TraceParent> {
+    TraceParent::parse(value?.to_str().ok()?)
 }
+
+/// The `traceparent` header's name.
+pub(crate) const TRACEPARENT: &str = "traceparent";
 
 #[cfg(test)]
 mod tests {

@@ -30,7 +30,7 @@ fn required<'a>(m: &'a Mirrored, header: &str) -> Result<&'a str, ErrorObject> {
         .ok_or_else(|| ErrorObject::header_mismatch(format!("Missing required {header} header")))
 }
 
-impl MirroredHeaders {
+impl MirroredHeaders<'_> {
     /// `MCP-Protocol-Version` is present and equals the body's protocol version.
     pub(crate) fn check_protocol_version(&self, body: &str) -> Result<(), ErrorObject> {
         let h = required(&self.protocol_version, "MCP-Protocol-Version")?;

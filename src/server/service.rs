@@ -16,7 +16,7 @@ pub struct Incoming {
     /// The raw JSON-RPC message.
     pub body: Bytes,
     /// Mirrored header values, for transports that have headers.
-    pub mirror: Option<MirroredHeaders>,
+    pub mirror: Option<MirroredHeaders<'static>>,
     /// Request extensions handed to handlers.
     pub extensions: Extensions,
 }
@@ -33,7 +33,7 @@ impl Incoming {
 
     /// Sets the mirrored headers.
     #[must_use]
-    pub fn with_mirror(mut self, mirror: MirroredHeaders) -> Self {
+    pub fn with_mirror(mut self, mirror: MirroredHeaders<'static>) -> Self {
         self.mirror = Some(mirror);
         self
     }

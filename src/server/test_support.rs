@@ -15,11 +15,11 @@ pub(super) fn request(method: &str, rest: &str) -> String {
 }
 
 /// Mirrored headers that agree with a request for `method` (naming `name`).
-pub(super) fn mirror(method: &str, name: Option<&str>) -> MirroredHeaders {
+pub(super) fn mirror(method: &str, name: Option<&str>) -> MirroredHeaders<'static> {
     MirroredHeaders {
         protocol_version: Mirrored::Value("2026-07-28".into()),
-        method: Mirrored::Value(method.into()),
-        name: name.map_or(Mirrored::Absent, |n| Mirrored::Value(n.into())),
+        method: Mirrored::Value(method.to_owned().into()),
+        name: name.map_or(Mirrored::Absent, |n| Mirrored::Value(n.to_owned().into())),
         params: Vec::new(),
     }
 }

@@ -120,7 +120,7 @@ impl TestClient {
     /// The header values the HTTP transport would extract from this request: the
     /// protocol version, the method, `Mcp-Name` for the methods that carry one, and the
     /// tool's `x-mcp-header` arguments.
-    fn mirror(&self, method: &str, params: &Map<String, Value>) -> MirroredHeaders {
+    fn mirror(&self, method: &str, params: &Map<String, Value>) -> MirroredHeaders<'static> {
         let version = params
             .get("_meta")
             .and_then(|m| m.get(crate::protocol::PROTOCOL_VERSION_KEY))
@@ -130,9 +130,9 @@ impl TestClient {
             .and_then(|f| params.get(f))
             .and_then(Value::as_str);
         let mut mirror = MirroredHeaders {
-            protocol_version: Mirrored::Value(version.to_owned()),
-            method: Mirrored::Value(method.to_owned()),
-            name: name.map_or(Mirrored::Absent, |n| Mirrored::Value(n.to_owned())),
+            protocol_version: Mirrored::Value(version.to_owned().into()),
+            method: Mirrored::Value(method.to_owned().into()),
+            name: name.map_or(Mirrored::Absent, |n| Mirrored::Value(n.to_owned().into())),
             params: Vec::new(),
         };
         if method == crate::protocol::methods::TOOLS_CALL {
@@ -141,7 +141,7 @@ impl TestClient {
                 if let Some(value) = header_value(p, arguments) {
                     mirror
                         .params
-                        .push((p.lower.clone(), Mirrored::Value(value)));
+                        .push((p.lower.clone().into(), Mirrored::Value(value.into())));
                 }
             }
         }

@@ -43,7 +43,7 @@ impl Defects {
     }
 
     /// The request: body and mirrored headers.
-    fn request(self) -> (Bytes, MirroredHeaders, &'static str) {
+    fn request(self) -> (Bytes, MirroredHeaders<'static>, &'static str) {
         let version = if self.version_unsupported {
             "1999-01-01"
         } else {

@@ -106,7 +106,7 @@ async fn mutated_messages_always_get_a_valid_reply() {
         let body = mutate(&mut rng, seed);
         let mirror = MirroredHeaders {
             protocol_version: Mirrored::Value("2026-07-28".into()),
-            method: Mirrored::Value(method.clone()),
+            method: Mirrored::Value(method.clone().into()),
             name: if rng.below(2) == 0 {
                 Mirrored::Absent
             } else {

@@ -90,7 +90,7 @@ mod tests {
     const LIST: &str =
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}"#;
 
-    fn v(s: &str) -> Mirrored {
+    fn v(s: &str) -> Mirrored<'_> {
         Mirrored::Value(s.into())
     }
 

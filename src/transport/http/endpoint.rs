@@ -10,7 +10,8 @@ use axum::body::{Body, HttpBody as _};
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::Method;
+use http::request::Parts;
+use http::{Extensions, Method};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -21,10 +22,11 @@ use super::limits::rate::{self, RateGate};
 use super::rejection::{
     BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, PayloadTooLarge,
 };
-use super::{headers, legacy, negotiate, reply};
+use super::request_headers::RequestHeaders;
+use super::{legacy, negotiate, reply};
 use crate::observability::metrics::{self, Refusal, RequestOutcome};
 use crate::observability::{RequestProbe, traceparent_header};
-use crate::server::{Era, MirroredHeaders, Outcome, Running, Server, classify};
+use crate::server::{Era, Outcome, Running, Server, classify};
 
 /// Everything the endpoint needs, shared by all requests.
 pub(crate) struct Endpoint {
@@ -97,30 +99,48 @@ async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes,
     }
 }
 
-/// The endpoint: the in-flight bound and the rate limit first (before the body is read),
-/// then the observed request; the response body holds the in-flight slot.
+/// The endpoint: the headers read in one pass, the in-flight bound and the rate limit
+/// first (before the body is read), then the observed request; the response body holds the
+/// in-flight slot.
 pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
-    let slot = match ep.in_flight.as_ref().map(|l| l.admit(&request)) {
+    let (mut parts, body) = request.into_parts();
+    let extensions = std::mem::take(&mut parts.extensions);
+    let headers = RequestHeaders::read(&parts.headers);
+    let slot = match ep
+        .in_flight
+        .as_ref()
+        .map(|l| l.admit(&parts.method, headers.method))
+    {
         None => None,
         Some(Ok(slot)) => slot,
         Some(Err(busy)) => return busy.into_response(),
     };
-    if let Some(Err(wait)) = ep.rate.as_ref().map(|r| r.admit(&request)) {
-        return Box::pin(rate::refuse(request, wait)).await;
+    if let Some(Err(wait)) = ep
+        .rate
+        .as_ref()
+        .map(|r| r.admit(&parts.headers, &extensions))
+    {
+        return Box::pin(rate::refuse(body, wait)).await;
     }
-    InFlightLimit::hold(observed(&ep, request).await, slot)
+    let response = observed(&ep, &parts, &headers, extensions, body).await;
+    InFlightLimit::hold(response, slot)
 }
 
 /// [`process`], recording a request it refuses before dispatch (dispatch observes the rest;
 /// see [`Server::handle`]), labelled from its mirrored `Mcp-Method` and `Mcp-Name` headers
 /// (read once, for the labels and for dispatch).
-async fn observed(ep: &Endpoint, request: Request) -> Response {
-    let mirror = headers::mirrored(request.headers());
-    match process(ep, request, &mirror).await {
+async fn observed(
+    ep: &Endpoint,
+    parts: &Parts,
+    headers: &RequestHeaders<'_>,
+    extensions: Extensions,
+    body: Body,
+) -> Response {
+    match process(ep, parts, headers, extensions, body).await {
         Ok(response) => response,
         Err(refused) => {
             ep.server
-                .record_rejection(&mirror, refused.status().as_u16());
+                .record_rejection(&headers.mirror, refused.status().as_u16());
             refused
         }
     }
@@ -130,20 +150,23 @@ async fn observed(ep: &Endpoint, request: Request) -> Response {
 /// (`Err`: refused before dispatch), then the JSON-RPC ladder in [`Server::handle`].
 async fn process(
     ep: &Endpoint,
-    request: Request,
-    mirror: &MirroredHeaders,
+    parts: &Parts,
+    headers: &RequestHeaders<'_>,
+    mut extensions: Extensions,
+    body: Body,
 ) -> Result<Response, Response> {
-    let (parts, body) = request.into_parts();
+    let mirror = &headers.mirror;
     let authority = parts.uri.authority().map(|a| a.as_str());
-    if let Err(why) = guard::check(&parts.headers, authority, &ep.hosts, &ep.origins) {
+    let (host, origin) = (headers.host.first(), headers.origin.first());
+    if let Err(why) = guard::check(host, origin, authority, &ep.hosts, &ep.origins) {
         tracing::debug!(%why, "refused by the Host/Origin allowlist");
         return Err(ForbiddenOrigin(format!("Forbidden: {why}")).into_response());
     }
     let legacy = ep.server.legacy_enabled();
     let session = if legacy {
-        match legacy::session_id(&parts.headers) {
+        match legacy::session_id(headers.session_id) {
             Ok(s) => s,
-            Err(why) => return Err(legacy::bad_session(&why)),
+            Err(why) => return Err(legacy::bad_session(why)),
         }
     } else {
         None
@@ -155,20 +178,22 @@ async fn process(
         // future larger, and it is moved (copied) on its way into hyper.
         let response = match (session, &parts.method) {
             (Some(s), &Method::GET) => {
-                Box::pin(legacy::stream(ep, &parts, s, &mut probe).instrument(span)).await
+                let accept = (&parts.headers, headers.accept);
+                Box::pin(legacy::stream(ep, accept, &extensions, s, &mut probe).instrument(span))
+                    .await
             }
             (Some(s), &Method::DELETE) => {
-                Box::pin(legacy::end(ep, &parts, s, &mut probe).instrument(span)).await
+                Box::pin(legacy::end(ep, &extensions, s, &mut probe).instrument(span)).await
             }
             _ => return Err(MethodNotAllowed.into_response()),
         };
         return Ok(observed_legacy(response, probe));
     }
-    let accepts = negotiate::accepts(&parts.headers).map_err(IntoResponse::into_response)?;
-    negotiate::content_type(&parts.headers).map_err(IntoResponse::into_response)?;
+    let accepts =
+        negotiate::accepts(headers.accept, &parts.headers).map_err(IntoResponse::into_response)?;
+    negotiate::content_type(headers.content_type.first()).map_err(IntoResponse::into_response)?;
     let bytes = read_body(body, ep.body_limit, ep.body_timeout).await?;
-    let mut extensions = parts.extensions;
-    if let Some(tp) = traceparent_header(&parts.headers) {
+    if let Some(tp) = traceparent_header(headers.traceparent.first()) {
         extensions.insert(tp);
     }
     if legacy && classify(&mirror.protocol_version, session.is_some(), &bytes) == Era::Legacy {
@@ -176,10 +201,7 @@ async fn process(
         let span = probe.span().clone();
         let response = Box::pin(
             async {
-                let out = ep
-                    .server
-                    .handle_legacy(&bytes, session.as_deref(), extensions)
-                    .await;
+                let out = ep.server.handle_legacy(&bytes, session, extensions).await;
                 legacy::respond(out, accepts, ep.keep_alive, &mut probe).await
             }
             .instrument(span),

@@ -1,7 +1,6 @@
 //! DNS-rebinding protection: the `Host` and `Origin` allowlists (403 when refused).
 
-use http::HeaderMap;
-use http::header::{HOST, ORIGIN};
+use http::HeaderValue;
 
 /// Which `Host` or `Origin` values are accepted.
 ///
@@ -73,18 +72,19 @@ fn hostname(authority: &str) -> &str {
     }
 }
 
-/// Checks `Host` and `Origin`; `Err` carries the reason for the 403.
+/// Checks `Host` and `Origin` (the first value of each); `Err` carries the reason for the 403.
 ///
 /// `authority` is the authority of the request target, which stands for `Host` when the
 /// header is absent: HTTP/2 carries it as `:authority` instead.
 pub(crate) fn check(
-    headers: &HeaderMap,
+    host: Option<&HeaderValue>,
+    origin: Option<&HeaderValue>,
     authority: Option<&str>,
     hosts: &AllowList,
     origins: &AllowList,
 ) -> Result<(), String> {
     if !hosts.any {
-        let host = match headers.get(HOST) {
+        let host = match host {
             Some(h) => h.to_str().ok(),
             None => authority,
         }
@@ -93,7 +93,7 @@ pub(crate) fn check(
             return Err(format!("Host {host:?} is not allowed"));
         }
     }
-    if let Some(origin) = headers.get(ORIGIN) {
+    if let Some(origin) = origin {
         let origin = origin
             .to_str()
             .map_err(|_| "unreadable Origin header".to_owned())?
@@ -112,7 +112,23 @@ pub(crate) fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
+    use http::HeaderMap;
+    use http::header::{HOST, ORIGIN};
+
+    fn check(
+        headers: &HeaderMap,
+        authority: Option<&str>,
+        hosts: &AllowList,
+        origins: &AllowList,
+    ) -> Result<(), String> {
+        super::check(
+            headers.get(HOST),
+            headers.get(ORIGIN),
+            authority,
+            hosts,
+            origins,
+        )
+    }
 
     fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
         let mut h = HeaderMap::new();

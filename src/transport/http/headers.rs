@@ -2,5 +2,4 @@
 //! `Mcp-Param-*`), lower-cased as `http` spells them. Reading and decoding them lives in one
 //! crate-wide place that dispatch and the resource server share as well.
 
-pub(crate) use crate::mirrored::mirrored;
 pub use crate::mirrored::{METHOD, NAME, PARAM_PREFIX, PROTOCOL_VERSION};

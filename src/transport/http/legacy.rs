@@ -7,28 +7,28 @@ use std::time::Duration;
 
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, request::Parts};
+use http::{Extensions, HeaderMap, HeaderName, HeaderValue, StatusCode};
 
 use super::endpoint::Endpoint;
 use super::negotiate::{self, Accepts};
 use super::rejection::{BodyUnreadable, NotAcceptable};
 use super::reply;
+use crate::mirrored::Found;
 use crate::observability::RequestProbe;
 use crate::observability::metrics::RequestOutcome;
-use crate::server::{LegacyOutcome, Mirrored, Outcome, Reply};
+use crate::server::{LegacyOutcome, Outcome, Reply};
 
 /// `Mcp-Session-Id`.
 pub const SESSION_ID: &str = "mcp-session-id";
 const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(SESSION_ID);
 
-/// The request's `Mcp-Session-Id`: `Ok(None)` when absent, `Err` (why it is unusable, for
-/// [`bad_session`]) when empty, repeated or not visible ASCII.
-pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<String>, String> {
-    match crate::mirrored::read(headers, &SESSION_ID_HEADER, false) {
-        Mirrored::Absent => Ok(None),
-        Mirrored::Value(v) if !v.is_empty() => Ok(Some(v)),
-        Mirrored::Value(_) => Err("it is empty".to_owned()),
-        Mirrored::Invalid(why) => Err(why),
+/// The request's `Mcp-Session-Id` (`found` by the endpoint's pass over its headers):
+/// `Ok(None)` when absent, `Err` (why it is unusable, for [`bad_session`]) when empty,
+/// repeated or not visible ASCII.
+pub(crate) fn session_id(found: Found<'_>) -> Result<Option<&str>, &'static str> {
+    match found.text() {
+        Ok(Some("")) => Err("it is empty"),
+        read => read,
     }
 }
 
@@ -87,11 +87,12 @@ pub(crate) async fn respond(
 /// GET with a session: the session's SSE stream.
 pub(crate) async fn stream(
     ep: &Endpoint,
-    parts: &Parts,
-    session: String,
+    (headers, accept): (&HeaderMap, Found<'_>),
+    extensions: &Extensions,
+    session: &str,
     probe: &mut RequestProbe,
 ) -> Response {
-    if !negotiate::allows_event_stream(&parts.headers) {
+    if !negotiate::allows_event_stream(accept, headers) {
         return NotAcceptable(
             "Not Acceptable: a session's GET stream is a text/event-stream; Accept must allow it"
                 .into(),
@@ -100,7 +101,7 @@ pub(crate) async fn stream(
     }
     match ep
         .server
-        .open_legacy_stream(Some(&session), &parts.extensions)
+        .open_legacy_stream(Some(session), extensions)
         .await
     {
         Ok(listen) => {
@@ -115,13 +116,13 @@ pub(crate) async fn stream(
 /// DELETE with a session: the session ends on every replica.
 pub(crate) async fn end(
     ep: &Endpoint,
-    parts: &Parts,
-    session: String,
+    extensions: &Extensions,
+    session: &str,
     probe: &mut RequestProbe,
 ) -> Response {
     match ep
         .server
-        .end_legacy_session(Some(&session), &parts.extensions)
+        .end_legacy_session(Some(session), extensions)
         .await
     {
         Ok(()) => {

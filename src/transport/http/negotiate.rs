@@ -1,9 +1,11 @@
 //! `Accept` and `Content-Type` negotiation.
 
-use http::HeaderMap;
-use http::header::{ACCEPT, CONTENT_TYPE};
+use http::header::ACCEPT;
+use http::{HeaderMap, HeaderValue};
 
 use super::rejection::{NotAcceptable, UnsupportedMediaType};
+use super::request_headers::all;
+use crate::mirrored::Found;
 
 /// What the client accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,19 +21,18 @@ fn refuses(param: &str) -> bool {
         .any(|zero| param.trim().eq_ignore_ascii_case(zero))
 }
 
-/// Reads `Accept`: it must allow `application/json` (no header allows everything).
-pub(crate) fn accepts(headers: &HeaderMap) -> Result<Accepts, NotAcceptable> {
-    let all = headers.get_all(ACCEPT);
-    let mut values = all.iter().peekable();
-    let Some(first) = values.peek() else {
+/// Reads `Accept` (`found` in `headers`): it must allow `application/json` (no header allows
+/// everything).
+pub(crate) fn accepts(found: Found<'_>, headers: &HeaderMap) -> Result<Accepts, NotAcceptable> {
+    let Some(first) = found.first() else {
         return Ok(Accepts { sse: true });
     };
     // What MCP clients send (the spec's wording), recognised without parsing.
-    if first.as_bytes() == b"application/json, text/event-stream" && all.iter().nth(1).is_none() {
+    if first.as_bytes() == b"application/json, text/event-stream" && !found.repeated() {
         return Ok(Accepts { sse: true });
     }
     let (mut json, mut sse) = (false, false);
-    for value in values {
+    for value in all(found, headers, ACCEPT) {
         for part in value.to_str().unwrap_or("").split(',') {
             let mut pieces = part.split(';');
             let range = pieces.next().unwrap_or("").trim();
@@ -51,14 +52,13 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Result<Accepts, NotAcceptable> {
     Ok(Accepts { sse })
 }
 
-/// Whether `Accept` allows `text/event-stream` (no header allows everything): what a GET
-/// stream needs.
-pub(crate) fn allows_event_stream(headers: &HeaderMap) -> bool {
-    let mut values = headers.get_all(ACCEPT).iter().peekable();
-    if values.peek().is_none() {
+/// Whether `Accept` (`found` in `headers`) allows `text/event-stream` (no header allows
+/// everything): what a GET stream needs.
+pub(crate) fn allows_event_stream(found: Found<'_>, headers: &HeaderMap) -> bool {
+    if found.first().is_none() {
         return true;
     }
-    values.any(|value| {
+    all(found, headers, ACCEPT).any(|value| {
         value.to_str().unwrap_or("").split(',').any(|part| {
             let mut pieces = part.split(';');
             let range = pieces.next().unwrap_or("").trim();
@@ -68,9 +68,9 @@ pub(crate) fn allows_event_stream(headers: &HeaderMap) -> bool {
     })
 }
 
-/// `Content-Type`, when present, must be JSON.
-pub(crate) fn content_type(headers: &HeaderMap) -> Result<(), UnsupportedMediaType> {
-    let Some(ct) = headers.get(CONTENT_TYPE) else {
+/// `Content-Type` (its first value), when present, must be JSON.
+pub(crate) fn content_type(ct: Option<&HeaderValue>) -> Result<(), UnsupportedMediaType> {
+    let Some(ct) = ct else {
         return Ok(());
     };
     if ct.as_bytes() == b"application/json" {
@@ -102,7 +102,19 @@ pub(crate) fn content_type(headers: &HeaderMap) -> Result<(), UnsupportedMediaTy
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
+    use http::header::CONTENT_TYPE;
+
+    fn accepts(h: &HeaderMap) -> Result<Accepts, NotAcceptable> {
+        super::accepts(Found::lookup(h, ACCEPT), h)
+    }
+
+    fn allows_event_stream(h: &HeaderMap) -> bool {
+        super::allows_event_stream(Found::lookup(h, ACCEPT), h)
+    }
+
+    fn content_type(h: &HeaderMap) -> Result<(), UnsupportedMediaType> {
+        super::content_type(h.get(CONTENT_TYPE))
+    }
 
     fn with_accept(v: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -138,6 +150,21 @@ mod tests {
                 .unwrap()
                 .sse
         );
+    }
+
+    #[test]
+    fn repeated_accept_headers_are_read_together() {
+        let mut h = with_accept("application/json, text/event-stream");
+        h.append(ACCEPT, HeaderValue::from_static("text/html"));
+        assert!(accepts(&h).unwrap().sse);
+        let mut h = with_accept("text/event-stream");
+        assert!(accepts(&h).is_err());
+        h.append(ACCEPT, HeaderValue::from_static("application/json"));
+        assert!(accepts(&h).unwrap().sse);
+        let mut h = with_accept("application/json");
+        assert!(!allows_event_stream(&h));
+        h.append(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        assert!(allows_event_stream(&h));
     }
 
     #[test]

@@ -9,13 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::body::Body;
-use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::{Method, StatusCode};
 
 use super::{Guarded, refusal};
+use crate::mirrored::Found;
 use crate::observability::metrics::{self, Refusal};
-use crate::transport::http::headers::METHOD as MCP_METHOD;
 
 /// The bound: one counter shared by every clone.
 #[derive(Debug, Clone)]
@@ -72,19 +71,25 @@ impl Drop for Slot {
     }
 }
 
-fn exempt(request: &Request) -> bool {
-    request.method() == Method::GET
-        || request
-            .headers()
-            .get(MCP_METHOD)
+/// Whether a request with this method and `Mcp-Method` header (its first value, as sent) is
+/// left out.
+fn exempt(method: &Method, mcp_method: Found<'_>) -> bool {
+    *method == Method::GET
+        || mcp_method
+            .first()
             .is_some_and(|m| m.as_bytes() == b"subscriptions/listen")
 }
 
 impl InFlightLimit {
-    /// Counts `request` in (`Ok(Some(slot))`, held until its response body ends: see
-    /// [`InFlightLimit::hold`]), leaves it out (`Ok(None)`, exempt), or refuses it.
-    pub(crate) fn admit(&self, request: &Request) -> Result<Option<Slot>, Overloaded> {
-        if exempt(request) {
+    /// Counts a request with this method and `Mcp-Method` header in (`Ok(Some(slot))`, held
+    /// until its response body ends: see [`InFlightLimit::hold`]), leaves it out
+    /// (`Ok(None)`, exempt), or refuses it.
+    pub(crate) fn admit(
+        &self,
+        method: &Method,
+        mcp_method: Found<'_>,
+    ) -> Result<Option<Slot>, Overloaded> {
+        if exempt(method, mcp_method) {
             return Ok(None);
         }
         match self.acquire() {
@@ -108,6 +113,7 @@ impl InFlightLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::http::headers::METHOD as MCP_METHOD;
 
     #[test]
     fn slots_are_bounded_and_returned() {
@@ -121,22 +127,21 @@ mod tests {
 
     #[test]
     fn listen_and_get_requests_are_not_counted() {
-        let listen = Request::builder()
-            .method(Method::POST)
-            .header(MCP_METHOD, "subscriptions/listen")
-            .body(Body::empty())
-            .unwrap();
-        assert!(exempt(&listen));
-        let get = Request::builder()
-            .method(Method::GET)
-            .body(Body::empty())
-            .unwrap();
-        assert!(exempt(&get));
-        let call = Request::builder()
-            .method(Method::POST)
-            .header(MCP_METHOD, "tools/call")
-            .body(Body::empty())
-            .unwrap();
-        assert!(!exempt(&call));
+        let headers = |method: &str| {
+            let mut h = http::HeaderMap::new();
+            h.insert(MCP_METHOD, method.parse().unwrap());
+            h
+        };
+        let exempt =
+            |method: &Method, h: &http::HeaderMap| exempt(method, Found::lookup(h, MCP_METHOD));
+        let listen = headers("subscriptions/listen");
+        assert!(exempt(&Method::POST, &listen));
+        assert!(exempt(&Method::GET, &http::HeaderMap::new()));
+        assert!(!exempt(&Method::POST, &headers("tools/call")));
+        assert!(
+            !exempt(&Method::POST, &headers(" subscriptions/listen")),
+            "as sent, not trimmed"
+        );
+        assert!(!exempt(&Method::POST, &http::HeaderMap::new()));
     }
 }

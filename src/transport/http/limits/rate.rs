@@ -13,11 +13,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::extract::{ConnectInfo, Request};
+use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::response::Response;
 use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
-use http::StatusCode;
+use http::{Extensions, HeaderMap, StatusCode};
 use http_body_util::{BodyExt as _, Limited};
 
 use super::{RateLimit, refusal};
@@ -62,8 +63,8 @@ impl RateGate {
     }
 
     /// The caller's key, `None` when the request carries nothing to tell callers apart by.
-    fn key(&self, request: &Request) -> Option<String> {
-        if let Some(p) = request.extensions().get::<Principal>() {
+    fn key(&self, headers: &HeaderMap, extensions: &Extensions) -> Option<String> {
+        if let Some(p) = extensions.get::<Principal>() {
             if let Some(who) = p.subject.as_ref().or(p.client_id.as_ref()) {
                 return Some(format!(
                     "principal {} {who}",
@@ -72,8 +73,7 @@ impl RateGate {
             }
         }
         if let Some(name) = &self.header {
-            let last = request
-                .headers()
+            let last = headers
                 .get_all(name)
                 .iter()
                 .filter_map(|v| v.to_str().ok())
@@ -84,8 +84,7 @@ impl RateGate {
                 return Some(format!("address {addr}"));
             }
         }
-        request
-            .extensions()
+        extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(peer)| format!("address {}", peer.ip()))
     }
@@ -111,11 +110,11 @@ fn request_id(body: &[u8]) -> Option<RequestId> {
     serde_json::from_slice::<Envelope>(body).ok()?.id
 }
 
-/// The 429 answer to `request`, whose caller may come back after `wait`.
-pub(crate) async fn refuse(request: Request, wait: Duration) -> Response {
+/// The 429 answer to a request (its `body`), whose caller may come back after `wait`.
+pub(crate) async fn refuse(body: Body, wait: Duration) -> Response {
     metrics::record_refusal(Refusal::RateLimited);
     let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
-    let read = Limited::new(request.into_body(), ID_READ_LIMIT).collect();
+    let read = Limited::new(body, ID_READ_LIMIT).collect();
     let id = match tokio::time::timeout(ID_READ_TIMEOUT, read).await {
         Ok(Ok(body)) => request_id(&body.to_bytes()),
         _ => None,
@@ -130,10 +129,14 @@ pub(crate) async fn refuse(request: Request, wait: Duration) -> Response {
 }
 
 impl RateGate {
-    /// `Ok` when the caller of `request` is within its rate (or cannot be told apart),
-    /// else how long until it is.
-    pub(crate) fn admit(&self, request: &Request) -> Result<(), Duration> {
-        match self.key(request) {
+    /// `Ok` when the caller of a request (its headers and extensions) is within its rate
+    /// (or cannot be told apart), else how long until it is.
+    pub(crate) fn admit(
+        &self,
+        headers: &HeaderMap,
+        extensions: &Extensions,
+    ) -> Result<(), Duration> {
+        match self.key(headers, extensions) {
             Some(key) => self.check(key),
             // Nothing to key on (no principal, header or peer address): not limited.
             None => Ok(()),
@@ -145,9 +148,15 @@ impl RateGate {
 mod tests {
     use std::num::NonZeroU32;
 
-    use axum::body::Body;
+    use axum::extract::Request;
 
     use super::*;
+
+    impl RateGate {
+        fn key_of(&self, r: &Request) -> Option<String> {
+            self.key(r.headers(), r.extensions())
+        }
+    }
 
     fn layer(header: Option<&'static str>) -> RateGate {
         let mut limit = RateLimit::per_second(NonZeroU32::new(1).unwrap());
@@ -166,15 +175,15 @@ mod tests {
             .unwrap();
         r.extensions_mut()
             .insert(ConnectInfo(SocketAddr::from(([192, 0, 2, 1], 4000))));
-        assert_eq!(l.key(&r).unwrap(), "address 10.0.0.1", "the last entry");
+        assert_eq!(l.key_of(&r).unwrap(), "address 10.0.0.1", "the last entry");
         r.extensions_mut()
             .insert(Principal::new("alice").with_issuer("https://as"));
-        assert_eq!(l.key(&r).unwrap(), "principal https://as alice");
+        assert_eq!(l.key_of(&r).unwrap(), "principal https://as alice");
         let mut r = Request::builder().body(Body::empty()).unwrap();
-        assert_eq!(l.key(&r), None);
+        assert_eq!(l.key_of(&r), None);
         r.extensions_mut()
             .insert(ConnectInfo(SocketAddr::from(([192, 0, 2, 1], 4000))));
-        assert_eq!(l.key(&r).unwrap(), "address 192.0.2.1");
+        assert_eq!(l.key_of(&r).unwrap(), "address 192.0.2.1");
     }
 
     #[test]
