@@ -218,7 +218,9 @@ impl<'a> Collector<'a> {
     }
 }
 
-/// Every mirrored header of a request.
+/// Every mirrored header of a request (the endpoint gathers them with the other headers it
+/// reads, in `transport::http::request_headers`).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn mirrored(headers: &HeaderMap) -> MirroredHeaders<'_> {
     let mut collector = Collector::default();
     for (name, value) in headers {

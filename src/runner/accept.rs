@@ -11,6 +11,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::task::Poll;
 
 use axum::serve::Listener;
 use http::{Request, Response};
@@ -143,6 +144,18 @@ async fn refuse(mut tcp: TcpStream, _permit: OwnedSemaphorePermit) {
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), write).await;
 }
 
+/// What the connection's loop woke up for.
+enum Woke<E> {
+    /// The connection ended (hyper's result).
+    Ended(Result<(), E>),
+    /// The server is stopping: finish gracefully.
+    Stop,
+    /// The timer fired: look at the deadlines again.
+    Timer,
+    /// A request head started that the timer would check too late.
+    HeadStarted,
+}
+
 /// Whether a connection error is hyper's "request head too large" (answered 431 already).
 fn head_too_large(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut source = Some(e);
@@ -177,6 +190,17 @@ async fn connection<S, B>(
     tokio::pin!(conn);
     let (header, idle) = (settings.limits.header_timeout, settings.limits.idle_timeout);
     let mut closing = false;
+    // The stop signal and the timer live as long as the connection: made once, their wakers
+    // registered once. Between wake-ups they are only peeked at (cheap) after each poll of
+    // the connection, not polled (each poll of a cancellation takes two locks).
+    let stopped = stop.cancelled();
+    tokio::pin!(stopped);
+    let mut stop_registered = false;
+    let timer = tokio::time::sleep_until(tokio::time::Instant::now() + idle);
+    tokio::pin!(timer);
+    // What `timer` is set to (`None`: it fired), and whether it was polled since.
+    let mut armed: Option<tokio::time::Instant> = None;
+    let mut timer_registered = false;
     loop {
         let next = match track.check(header, idle) {
             Ok(next) => next,
@@ -194,8 +218,39 @@ async fn connection<S, B>(
             // Closing already: wait for hyper to finish.
             Err(Expired::Idle) => tokio::time::Instant::now() + idle,
         };
-        tokio::select! {
-            result = conn.as_mut() => {
+        // A later deadline needs no new timer: the one set wakes the loop early, which then
+        // looks again. So the timer moves only when a deadline comes closer (or after it
+        // fired), not on every request.
+        if armed.is_none_or(|at| next < at) {
+            timer.as_mut().reset(next);
+            armed = Some(next);
+            timer_registered = false;
+            track.armed(next, header);
+        }
+        let woke = std::future::poll_fn(|cx| {
+            if let Poll::Ready(result) = conn.as_mut().poll(cx) {
+                return Poll::Ready(Woke::Ended(result));
+            }
+            if track.head_started() {
+                return Poll::Ready(Woke::HeadStarted);
+            }
+            if !closing && (!stop_registered || stop.is_cancelled()) {
+                stop_registered = true;
+                if stopped.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Woke::Stop);
+                }
+            }
+            if !timer_registered || timer.is_elapsed() {
+                timer_registered = true;
+                if timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Woke::Timer);
+                }
+            }
+            Poll::Pending
+        })
+        .await;
+        match woke {
+            Woke::Ended(result) => {
                 if let Err(e) = result {
                     if head_too_large(&*e) {
                         metrics::record_refusal(Refusal::HeaderTooLarge);
@@ -204,12 +259,12 @@ async fn connection<S, B>(
                 }
                 return;
             }
-            () = stop.cancelled(), if !closing => {
+            Woke::Stop => {
                 conn.as_mut().graceful_shutdown();
                 closing = true;
             }
-            () = tokio::time::sleep_until(next) => {}
-            () = track.head_started() => {}
+            Woke::Timer => armed = None,
+            Woke::HeadStarted => {}
         }
     }
 }

@@ -19,7 +19,6 @@ use std::time::Duration;
 use axum::extract::ConnectInfo;
 use http::{Request, Response};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::transport::http::limits::Guarded;
@@ -52,8 +51,12 @@ pub(crate) struct Track {
     /// Whether the first bytes were checked for the HTTP/2 preface.
     sniffed: AtomicBool,
     http2: AtomicBool,
-    /// Woken when a head starts being awaited, so the loop's deadline moves earlier.
-    head_started: Notify,
+    /// A head that starts before this time (ms since `start`) ends its header timeout before
+    /// the accept loop's next wake-up: the loop must look again ([`Track::head_started`]).
+    /// Heads that start later need no wake-up, which spares the loop one per request.
+    wake_before: AtomicU64,
+    /// Set when a head started before `wake_before`.
+    head_started: AtomicBool,
 }
 
 impl Track {
@@ -65,7 +68,8 @@ impl Track {
             active: AtomicUsize::new(0),
             sniffed: AtomicBool::new(false),
             http2: AtomicBool::new(false),
-            head_started: Notify::new(),
+            wake_before: AtomicU64::new(NONE),
+            head_started: AtomicBool::new(false),
         }
     }
 
@@ -88,15 +92,20 @@ impl Track {
             self.head_since.store(NONE, Ordering::Relaxed);
             return;
         }
-        if self.http2.load(Ordering::Relaxed) || self.active.load(Ordering::Relaxed) > 0 {
+        if self.http2.load(Ordering::Relaxed)
+            || self.active.load(Ordering::Relaxed) > 0
+            || self.head_since.load(Ordering::Relaxed) != NONE
+        {
             return;
         }
+        let now = self.now_ms();
         if self
             .head_since
-            .compare_exchange(NONE, self.now_ms(), Ordering::Relaxed, Ordering::Relaxed)
+            .compare_exchange(NONE, now, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
+            && now < self.wake_before.load(Ordering::Relaxed)
         {
-            self.head_started.notify_one();
+            self.head_started.store(true, Ordering::Relaxed);
         }
     }
 
@@ -111,9 +120,23 @@ impl Track {
         self.active.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// Resolves when a head starts being awaited.
-    pub(crate) async fn head_started(&self) {
-        self.head_started.notified().await;
+    /// The accept loop will next look at this connection at `deadline` (its timer), and
+    /// HTTP/1.1 heads have `header` to arrive: a head that starts later than
+    /// `deadline - header` is checked in time without waking the loop earlier.
+    pub(crate) fn armed(&self, deadline: Instant, header: Duration) {
+        let at = u64::try_from(deadline.saturating_duration_since(self.start).as_millis())
+            .unwrap_or(NONE - 1);
+        let header = u64::try_from(header.as_millis()).unwrap_or(NONE);
+        self.wake_before
+            .store(at.saturating_sub(header), Ordering::Relaxed);
+    }
+
+    /// Whether a head started that the loop's timer would check too late (see
+    /// [`Track::armed`]); clears it. Heads start only while the connection is polled (its
+    /// socket is read then), so the loop asks after each poll instead of being woken.
+    pub(crate) fn head_started(&self) -> bool {
+        self.head_started.load(Ordering::Relaxed)
+            && self.head_started.swap(false, Ordering::Relaxed)
     }
 
     /// What has expired now, and otherwise when to look again.
@@ -307,6 +330,38 @@ mod tests {
         drop(InFlight(t.clone()));
         tokio::time::advance(IDLE).await;
         assert_eq!(t.check(HEADER, IDLE), Err(Expired::Idle));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_head_wakes_the_loop_only_when_its_timer_would_check_it_too_late() {
+        let t = Arc::new(Track::new());
+        t.on_read(b"POST /mcp HTTP/1.1\r\n");
+        assert!(
+            !t.head_started(),
+            "the first head is awaited from the start"
+        );
+        t.request_started();
+        drop(InFlight(t.clone()));
+        // The loop's timer is an idle timeout away: a head now times out before it.
+        t.armed(Instant::now() + IDLE, HEADER);
+        t.on_read(b"PO");
+        assert!(t.head_started(), "the loop must look again");
+        assert!(!t.head_started(), "and is told once");
+        t.on_read(b"ST");
+        assert!(!t.head_started(), "the same head");
+        t.request_started();
+        drop(InFlight(t.clone()));
+        // The timer fires before a head starting now times out.
+        t.armed(Instant::now() + HEADER / 2, HEADER);
+        t.on_read(b"PO");
+        assert!(!t.head_started());
+        tokio::time::advance(HEADER / 2).await;
+        assert!(
+            t.check(HEADER, IDLE).is_ok(),
+            "the timer's look finds it in time"
+        );
+        tokio::time::advance(HEADER / 2).await;
+        assert_eq!(t.check(HEADER, IDLE), Err(Expired::Header));
     }
 
     #[tokio::test(start_paused = true)]
