@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use http::header::AsHeaderName;
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::{HeaderMap, HeaderValue};
 
 /// One mirrored header as the transport found it.
 ///
@@ -64,6 +64,9 @@ pub const METHOD: &str = "mcp-method";
 pub const NAME: &str = "mcp-name";
 /// Prefix of `Mcp-Param-{Name}`.
 pub const PARAM_PREFIX: &str = "mcp-param-";
+
+/// What every mirrored header's name starts with: most headers are told apart by it.
+const MCP_PREFIX: &str = "mcp-";
 
 const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
@@ -140,7 +143,14 @@ impl<'a> Found<'a> {
         }
         // `to_str` accepts visible ASCII, space and tab only: no control characters get past it.
         let text = first.to_str().map_err(|_| NOT_VISIBLE_ASCII)?;
-        Ok(Some(text.trim_matches([' ', '\t'])))
+        let blank = |b: &u8| *b == b' ' || *b == b'\t';
+        let bytes = text.as_bytes();
+        let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
+        let end = bytes
+            .iter()
+            .rposition(|b| !blank(b))
+            .map_or(start, |i| i + 1);
+        Ok(Some(&text[start..end]))
     }
 
     /// The header as a [`Mirrored`] value: [`Found::text`], then (when `encoded`)
@@ -175,9 +185,13 @@ pub(crate) struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    /// Takes the header if it is a mirrored one (`false`: not one of them).
-    pub(crate) fn offer(&mut self, name: &'a HeaderName, value: &'a HeaderValue) -> bool {
-        let slot = match name.as_str() {
+    /// Takes the header named `name` (as [`http::HeaderName::as_str`] spells it) if it is a
+    /// mirrored one (`false`: not one of them).
+    pub(crate) fn offer(&mut self, name: &'a str, value: &'a HeaderValue) -> bool {
+        if !name.starts_with(MCP_PREFIX) {
+            return false;
+        }
+        let slot = match name {
             PROTOCOL_VERSION => &mut self.protocol_version,
             METHOD => &mut self.method,
             NAME => &mut self.name,
@@ -209,11 +223,14 @@ impl<'a> Collector<'a> {
             protocol_version: self.protocol_version.mirrored(false),
             method: self.method.mirrored(false),
             name: self.name.mirrored(true),
-            params: self
-                .params
-                .into_iter()
-                .map(|(n, found)| (Cow::Borrowed(n), found.mirrored(true)))
-                .collect(),
+            params: if self.params.is_empty() {
+                Vec::new()
+            } else {
+                self.params
+                    .into_iter()
+                    .map(|(n, found)| (Cow::Borrowed(n), found.mirrored(true)))
+                    .collect()
+            },
         }
     }
 }
@@ -224,7 +241,7 @@ impl<'a> Collector<'a> {
 pub(crate) fn mirrored(headers: &HeaderMap) -> MirroredHeaders<'_> {
     let mut collector = Collector::default();
     for (name, value) in headers {
-        collector.offer(name, value);
+        collector.offer(name.as_str(), value);
     }
     collector.finish()
 }
@@ -245,6 +262,28 @@ mod tests {
             decode("=?BASE64?SGVsbG8=?=").unwrap(),
             "=?BASE64?SGVsbG8=?="
         );
+    }
+
+    #[test]
+    fn every_name_has_the_common_prefix() {
+        for name in [PROTOCOL_VERSION, METHOD, NAME, PARAM_PREFIX] {
+            assert!(name.starts_with(MCP_PREFIX), "{name}");
+        }
+    }
+
+    #[test]
+    fn trimming_spaces_and_tabs_only() {
+        let mut h = HeaderMap::new();
+        for (sent, read) in [
+            (" \t a b \t", Ok(Some("a b"))),
+            ("   ", Ok(Some(""))),
+            ("", Ok(Some(""))),
+            ("x", Ok(Some("x"))),
+        ] {
+            h.insert("mcp-method", HeaderValue::from_str(sent).unwrap());
+            assert_eq!(Found::lookup(&h, METHOD).text(), read, "{sent:?}");
+        }
+        assert_eq!(Found::lookup(&h, NAME).text(), Ok(None));
     }
 
     #[test]

@@ -59,15 +59,24 @@ impl AllowList {
 /// The host name of an authority (`host[:port]`, `[v6]:port`), as written (compare it
 /// ignoring ASCII case).
 fn hostname(authority: &str) -> &str {
-    let a = authority.trim();
-    if a.starts_with('[') {
+    // Header values reach here as visible ASCII (and tabs), so ASCII whitespace is all
+    // there is to trim.
+    let a = authority.trim_ascii();
+    let bytes = a.as_bytes();
+    if bytes.first() == Some(&b'[') {
         return match a.find(']') {
             Some(end) => &a[..=end],
             None => a,
         };
     }
-    match a.rsplit_once(':') {
-        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+    // A port: the digits after the last `:` (none is a port too, as in `host:`).
+    let digits = bytes
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    match bytes.len() - digits {
+        colon @ 1.. if bytes[colon - 1] == b':' => &a[..colon - 1],
         _ => a,
     }
 }
@@ -97,7 +106,7 @@ pub(crate) fn check(
         let origin = origin
             .to_str()
             .map_err(|_| "unreadable Origin header".to_owned())?
-            .trim();
+            .trim_ascii();
         let authority = origin.split_once("://").map(|(_, rest)| rest).unwrap_or("");
         if authority.is_empty() || !origins.allows_origin(origin, hostname(authority)) {
             return Err(format!(
@@ -194,6 +203,28 @@ mod tests {
         );
         assert!(check_h(&headers("localhost", Some("null")), &h, &o).is_err());
         assert!(check_h(&HeaderMap::new(), &h, &o).is_err());
+    }
+
+    #[test]
+    fn host_names_without_ports() {
+        for (authority, name) in [
+            ("localhost", "localhost"),
+            ("localhost:3000", "localhost"),
+            (" localhost:3000\t", "localhost"),
+            ("localhost:", "localhost"),
+            ("a:b:80", "a:b"),
+            ("a:8x0", "a:8x0"),
+            ("a:80:", "a:80"),
+            ("host80", "host80"),
+            ("8080", "8080"),
+            (":80", ""),
+            ("[::1]:9", "[::1]"),
+            ("[::1]", "[::1]"),
+            ("[::1", "[::1"),
+            ("", ""),
+        ] {
+            assert_eq!(hostname(authority), name, "{authority:?}");
+        }
     }
 
     #[test]

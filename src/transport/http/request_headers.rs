@@ -14,7 +14,7 @@ use crate::mirrored::{Collector, Found, MirroredHeaders};
 use crate::observability::TRACEPARENT;
 
 /// What one pass found of the headers the endpoint reads.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct RequestHeaders<'a> {
     pub(crate) host: Found<'a>,
     pub(crate) origin: Found<'a>,
@@ -31,31 +31,40 @@ pub(crate) struct RequestHeaders<'a> {
 impl<'a> RequestHeaders<'a> {
     /// Walks `headers` once.
     pub(crate) fn read(headers: &'a HeaderMap) -> Self {
-        let mut out = RequestHeaders::default();
+        let (mut host, mut origin, mut accept, mut content_type) = Default::default();
+        let (mut session_id, mut traceparent) = Default::default();
         let mut mirrored = Collector::default();
         for (name, value) in headers {
-            let slot = if *name == HOST {
-                &mut out.host
+            // Standard names compare as one byte; the others by their first letter first.
+            let slot: &mut Found<'a> = if *name == HOST {
+                &mut host
             } else if *name == ACCEPT {
-                &mut out.accept
+                &mut accept
             } else if *name == CONTENT_TYPE {
-                &mut out.content_type
+                &mut content_type
             } else if *name == ORIGIN {
-                &mut out.origin
-            } else if mirrored.offer(name, value) {
-                continue;
+                &mut origin
             } else {
-                match name.as_str() {
-                    SESSION_ID => &mut out.session_id,
-                    TRACEPARENT => &mut out.traceparent,
+                let name = name.as_str();
+                match name.as_bytes().first() {
+                    Some(b'm') if mirrored.offer(name, value) => continue,
+                    Some(b'm') if name == SESSION_ID => &mut session_id,
+                    Some(b't') if name == TRACEPARENT => &mut traceparent,
                     _ => continue,
                 }
             };
             slot.add(value);
         }
-        out.method = mirrored.method();
-        out.mirror = mirrored.finish();
-        out
+        RequestHeaders {
+            host,
+            origin,
+            accept,
+            content_type,
+            session_id,
+            traceparent,
+            method: mirrored.method(),
+            mirror: mirrored.finish(),
+        }
     }
 }
 
