@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::limits::ConnectionLimits;
+use super::stamp::Stamp;
 use super::watch::{Counted, Expired, Track, Watched};
 use crate::observability::metrics::{self, Refusal};
 
@@ -96,6 +97,7 @@ fn builder(limits: &ConnectionLimits) -> Builder<TokioExecutor> {
 pub(crate) async fn serve<L, S, B>(
     mut listener: L,
     app: S,
+    stamp: Arc<Stamp>,
     settings: Settings,
     stop: CancellationToken,
 ) -> std::io::Result<()>
@@ -124,6 +126,7 @@ where
             tcp,
             peer,
             app.clone(),
+            stamp.clone(),
             builder.clone(),
             settings,
             stop.clone(),
@@ -174,6 +177,7 @@ async fn connection<S, B>(
     tcp: TcpStream,
     peer: SocketAddr,
     app: S,
+    stamp: Arc<Stamp>,
     builder: Arc<Builder<TokioExecutor>>,
     settings: Settings,
     stop: CancellationToken,
@@ -185,7 +189,8 @@ async fn connection<S, B>(
     let _open = metrics::OpenConnection::new();
     let track = Arc::new(Track::new());
     let io = TokioIo::new(Watched::new(tcp, track.clone()));
-    let service = Counted::new(app, track.clone(), settings.peer_address.then_some(peer));
+    let peer_address = settings.peer_address.then_some(peer);
+    let service = Counted::new(app, track.clone(), stamp, peer_address);
     let conn = builder.serve_connection_with_upgrades(io, TowerToHyperService::new(service));
     tokio::pin!(conn);
     let (header, idle) = (settings.limits.header_timeout, settings.limits.idle_timeout);

@@ -1,21 +1,21 @@
 //! What happens to each accepted connection: TCP_NODELAY, the listener that closes when the
 //! drain says so, the accept loop's limits ([`super::accept`]), and the headers every
-//! response gets (`Connection: close` once the
-//! listener is closed, and the runner's own response header).
+//! response gets ([`super::stamp`]: `Connection: close` once the listener is closed, and the
+//! runner's own response header).
 
 use std::net::SocketAddr;
 
+use std::sync::Arc;
+
 use axum::Router;
-use axum::response::Response;
 use axum::serve::{Listener, ListenerExt as _};
-use http::header::CONNECTION;
 use http::{HeaderName, HeaderValue};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use tower::util::MapResponse;
 
 use super::accept::{self, Settings};
+use super::stamp::Stamp;
 use crate::Error;
 
 /// A listener that stops accepting and closes its socket when `closed` is cancelled (the
@@ -63,33 +63,6 @@ where
     fn local_addr(&self) -> std::io::Result<Self::Addr> {
         Ok(self.addr.clone())
     }
-}
-
-/// Marks `response` `Connection: close` once `closed` is cancelled, so each open keep-alive
-/// connection serves at most one more request (hyper drops the header on HTTP/2).
-pub(crate) fn close_after(response: &mut Response, closed: &CancellationToken) {
-    if closed.is_cancelled() {
-        response
-            .headers_mut()
-            .insert(CONNECTION, HeaderValue::from_static("close"));
-    }
-}
-
-/// What every response gets: the runner's response header, if any, and `Connection: close`
-/// once the drain has closed the listener. One plain map around the whole router: a
-/// `Router::layer` would box a future and clone a boxed service on every request.
-fn stamped(
-    app: Router,
-    header: Option<(HeaderName, HeaderValue)>,
-    closed: CancellationToken,
-) -> MapResponse<Router, impl FnOnce(Response) -> Response + Clone> {
-    MapResponse::new(app, move |mut response: Response| {
-        if let Some((name, value)) = &header {
-            response.headers_mut().insert(name.clone(), value.clone());
-        }
-        close_after(&mut response, &closed);
-        response
-    })
 }
 
 /// The listen backlog asked for: connections the kernel completes before the accept loop
@@ -146,6 +119,8 @@ pub(crate) fn spawn(
     });
     let listener = Closing::new(listener, closed.clone())
         .map_err(|e| Error::io("cannot read the bound address", e))?;
-    let app = stamped(app, header, closed.clone());
-    Ok(tokio::spawn(accept::serve(listener, app, settings, stop)))
+    let stamp = Arc::new(Stamp::new(header, closed.clone()));
+    Ok(tokio::spawn(accept::serve(
+        listener, app, stamp, settings, stop,
+    )))
 }

@@ -6,6 +6,7 @@ mod announce;
 mod connection;
 mod drain;
 mod limits;
+mod stamp;
 mod watch;
 
 pub use limits::ConnectionLimits;

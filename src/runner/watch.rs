@@ -21,6 +21,7 @@ use http::{Request, Response};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
+use super::stamp::Stamp;
 use crate::transport::http::limits::Guarded;
 
 /// "No time": no head awaited.
@@ -236,17 +237,29 @@ impl Drop for InFlight {
 }
 
 /// The connection's service: counts each request in flight until its response body ends,
-/// and gives handlers the peer address (`ConnectInfo<SocketAddr>`) when asked to.
+/// gives handlers the peer address (`ConnectInfo<SocketAddr>`) when asked to, and stamps
+/// each response ([`Stamp`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Counted<S> {
     inner: S,
     track: Arc<Track>,
+    stamp: Arc<Stamp>,
     peer: Option<SocketAddr>,
 }
 
 impl<S> Counted<S> {
-    pub(crate) fn new(inner: S, track: Arc<Track>, peer: Option<SocketAddr>) -> Self {
-        Counted { inner, track, peer }
+    pub(crate) fn new(
+        inner: S,
+        track: Arc<Track>,
+        stamp: Arc<Stamp>,
+        peer: Option<SocketAddr>,
+    ) -> Self {
+        Counted {
+            inner,
+            track,
+            stamp,
+            peer,
+        }
     }
 }
 
@@ -271,16 +284,19 @@ where
         CountedFuture {
             inner: self.inner.call(request),
             guard: Some(guard),
+            stamp: self.stamp.clone(),
         }
     }
 }
 
 pin_project_lite::pin_project! {
-    /// The response future of [`Counted`]: moves the in-flight guard into the body.
+    /// The response future of [`Counted`]: stamps the response and moves the in-flight
+    /// guard into its body.
     pub(crate) struct CountedFuture<F> {
         #[pin]
         inner: F,
         guard: Option<InFlight>,
+        stamp: Arc<Stamp>,
     }
 }
 
@@ -292,7 +308,8 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let Ok(response) = std::task::ready!(this.inner.poll(cx));
+        let Ok(mut response) = std::task::ready!(this.inner.poll(cx));
+        this.stamp.apply(&mut response);
         let guard = this.guard.take();
         Poll::Ready(Ok(response.map(|body| Guarded::new(body, guard))))
     }
