@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::guard::{self, AllowList};
-use super::limits::in_flight::InFlightLimit;
+use super::limits::in_flight::{InFlightLimit, Slot};
 use super::limits::rate::{self, RateGate};
 use super::rejection::{
     BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, PayloadTooLarge,
@@ -106,7 +106,7 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
     let (mut parts, body) = request.into_parts();
     let extensions = std::mem::take(&mut parts.extensions);
     let headers = RequestHeaders::read(&parts.headers);
-    let slot = match ep
+    let mut slot = match ep
         .in_flight
         .as_ref()
         .map(|l| l.admit(&parts.method, headers.method))
@@ -122,7 +122,7 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
     {
         return Box::pin(rate::refuse(body, wait)).await;
     }
-    let response = observed(&ep, &parts, &headers, extensions, body).await;
+    let response = observed(&ep, &parts, &headers, extensions, body, &mut slot).await;
     InFlightLimit::hold(response, slot)
 }
 
@@ -135,8 +135,9 @@ async fn observed(
     headers: &RequestHeaders<'_>,
     extensions: Extensions,
     body: Body,
+    slot: &mut Option<Slot>,
 ) -> Response {
-    match process(ep, parts, headers, extensions, body).await {
+    match process(ep, parts, headers, extensions, body, slot).await {
         Ok(response) => response,
         Err(refused) => {
             ep.server
@@ -147,13 +148,15 @@ async fn observed(
 }
 
 /// `Host`/`Origin` → 403, method → 405, `Accept` → 406, `Content-Type` → 415, size → 413
-/// (`Err`: refused before dispatch), then the JSON-RPC ladder in [`Server::handle`].
+/// (`Err`: refused before dispatch), then the JSON-RPC ladder in [`Server::handle`]. A JSON
+/// reply's body takes the in-flight `slot` itself; any other response leaves it to the caller.
 async fn process(
     ep: &Endpoint,
     parts: &Parts,
     headers: &RequestHeaders<'_>,
     mut extensions: Extensions,
     body: Body,
+    slot: &mut Option<Slot>,
 ) -> Result<Response, Response> {
     let mirror = &headers.mirror;
     let authority = parts.uri.authority().map(|a| a.as_str());
@@ -214,9 +217,9 @@ async fn process(
             // No stream can come of it: the reply is awaited right here. Notifications the
             // client cannot take are dropped, not queued.
             drop(events);
-            return Ok(reply::json(reply.await));
+            return Ok(reply::json_holding(reply.await, slot.take()));
         }
-        Outcome::Ready(reply) => return Ok(reply::json(reply)),
+        Outcome::Ready(reply) => return Ok(reply::json_holding(reply, slot.take())),
         Outcome::Listen(listen) => {
             ep.close_listen_streams_on_shutdown();
             Outcome::Listen(listen)

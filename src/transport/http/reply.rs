@@ -10,11 +10,13 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use http::{HeaderValue, StatusCode, header};
+use http_body_util::Full;
 use tokio::sync::mpsc;
 
 use futures_util::StreamExt as _;
 
 use super::chunks::Chunks;
+use super::limits::in_flight::{Slot, body_holding};
 use super::negotiate::Accepts;
 use super::rejection::NotAcceptable;
 use crate::server::{Outcome, Reply, ReplyBody, Running};
@@ -65,11 +67,18 @@ pub(crate) async fn respond(outcome: Outcome, accepts: Accepts, keep_alive: Dura
 /// One JSON response, with the status the error code calls for; a body of several chunks
 /// goes to hyper as they are, with its length.
 pub(crate) fn json(reply: Reply) -> Response {
+    json_holding(reply, None)
+}
+
+/// [`json`], its body holding the in-flight `slot` until it ends (what
+/// [`InFlightLimit::hold`](super::limits::in_flight::InFlightLimit::hold) does to a body,
+/// without boxing it a second time).
+pub(crate) fn json_holding(reply: Reply, slot: Option<Slot>) -> Response {
     let status = StatusCode::from_u16(reply.http_status()).unwrap_or(StatusCode::OK);
     let retry_after = reply.retry_after_secs;
     let body = match reply.into_body() {
-        ReplyBody::One(bytes) => axum::body::Body::from(bytes),
-        ReplyBody::Two(chunks) => axum::body::Body::new(Chunks::new(chunks)),
+        ReplyBody::One(bytes) => body_holding(Full::new(bytes), slot),
+        ReplyBody::Two(chunks) => body_holding(Chunks::new(chunks), slot),
     };
     let mut response = Response::new(body);
     *response.status_mut() = status;

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use http::{Method, StatusCode};
 
 use super::{Guarded, refusal};
@@ -110,8 +111,23 @@ impl InFlightLimit {
     }
 }
 
+/// A complete body, holding `slot` (if any) until it ends: what [`InFlightLimit::hold`] makes
+/// of it, boxed once instead of twice.
+pub(crate) fn body_holding<B>(body: B, slot: Option<Slot>) -> Body
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    match slot {
+        Some(slot) => Body::new(Guarded::new(body, Some(slot))),
+        None => Body::new(body),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use http_body_util::Full;
+
     use super::*;
     use crate::transport::http::headers::METHOD as MCP_METHOD;
 
@@ -123,6 +139,38 @@ mod tests {
         assert!(limit.acquire().is_none());
         drop(a);
         assert!(limit.acquire().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_complete_body_holds_its_slot_until_it_ends() {
+        use http_body::Body as _;
+        use http_body_util::BodyExt as _;
+        let limit = InFlightLimit::new(1);
+        let held = |slot| {
+            (
+                InFlightLimit::hold(Response::new(Body::from("answer")), Some(slot)),
+                "hold",
+            )
+        };
+        let built = |slot| {
+            (
+                Response::new(body_holding(
+                    Full::new(Bytes::from_static(b"answer")),
+                    Some(slot),
+                )),
+                "body_holding",
+            )
+        };
+        for make in [held, built] {
+            let (response, how) = make(limit.acquire().unwrap());
+            assert_eq!(response.body().size_hint().exact(), Some(6), "{how}");
+            assert!(limit.acquire().is_none(), "{how}: held");
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(body, "answer", "{how}");
+            assert!(limit.acquire().is_some(), "{how}: released at the end");
+        }
+        let body = body_holding(Full::new(Bytes::from_static(b"x")), None);
+        assert_eq!(body.size_hint().exact(), Some(1));
     }
 
     #[test]
