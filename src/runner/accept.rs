@@ -84,6 +84,12 @@ impl<B> AppBody for B where
 {
 }
 
+/// What every connection of one accept loop shares.
+struct Serving {
+    builder: Builder<TokioExecutor>,
+    stamp: Arc<Stamp>,
+}
+
 fn builder(limits: &ConnectionLimits) -> Builder<TokioExecutor> {
     let mut b = Builder::new(TokioExecutor::new());
     // The read buffer bounds the request head: hyper answers 431 when it fills first.
@@ -106,7 +112,10 @@ where
     S: App<B>,
     B: AppBody,
 {
-    let builder = Arc::new(builder(&settings.limits));
+    let serving = Arc::new(Serving {
+        builder: builder(&settings.limits),
+        stamp,
+    });
     let slots = Arc::new(Semaphore::new(settings.limits.max_connections));
     let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_PROGRESS));
     let tasks = TaskTracker::new();
@@ -126,8 +135,7 @@ where
             tcp,
             peer,
             app.clone(),
-            stamp.clone(),
-            builder.clone(),
+            serving.clone(),
             settings,
             stop.clone(),
             slot,
@@ -177,8 +185,7 @@ async fn connection<S, B>(
     tcp: TcpStream,
     peer: SocketAddr,
     app: S,
-    stamp: Arc<Stamp>,
-    builder: Arc<Builder<TokioExecutor>>,
+    serving: Arc<Serving>,
     settings: Settings,
     stop: CancellationToken,
     _slot: OwnedSemaphorePermit,
@@ -190,8 +197,10 @@ async fn connection<S, B>(
     let track = Arc::new(Track::new());
     let io = TokioIo::new(Watched::new(tcp, track.clone()));
     let peer_address = settings.peer_address.then_some(peer);
-    let service = Counted::new(app, track.clone(), stamp, peer_address);
-    let conn = builder.serve_connection_with_upgrades(io, TowerToHyperService::new(service));
+    let service = Counted::new(app, track.clone(), serving.stamp.clone(), peer_address);
+    let conn = serving
+        .builder
+        .serve_connection_with_upgrades(io, TowerToHyperService::new(service));
     tokio::pin!(conn);
     let (header, idle) = (settings.limits.header_timeout, settings.limits.idle_timeout);
     let mut closing = false;
