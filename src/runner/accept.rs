@@ -7,6 +7,10 @@
 //! nothing is in flight; its head is bounded by hyper's read buffer (431 beyond it). At
 //! `stop` the loop accepts no more, asks every connection to finish gracefully (idle ones
 //! close at once, busy ones after their response) and returns once all are gone.
+//!
+//! Each connection's loop keeps one timer and one stop waiter for its whole life: the timer
+//! moves only when a deadline comes closer, and a request head wakes the loop only when the
+//! timer would see it too late, so a keep-alive request costs the loop no registration.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

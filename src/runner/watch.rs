@@ -2,10 +2,11 @@
 //! awaited (and since when), how many requests are in flight, and since when it has been
 //! idle. The accept loop ([`super::accept`]) reads it to close slow and idle connections.
 //!
-//! Three small pieces feed one [`Track`] per connection: [`Watched`] wraps the socket and
+//! Two small pieces feed one [`Track`] per connection: [`Watched`] wraps the socket and
 //! notes when bytes of a new request head start arriving; [`Counted`] wraps the service and
 //! counts a request from the moment hyper hands it over until its response body is finished
-//! or dropped, so a listen stream is in flight for as long as it is open.
+//! or dropped, so a listen stream is in flight for as long as it is open (it also stamps
+//! each response, [`super::stamp`]).
 
 use std::convert::Infallible;
 use std::io;
