@@ -14,6 +14,7 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
+use crate::protocol::PROTOCOL_VERSION_KEY;
 use crate::protocol::legacy::{INITIALIZE, is_legacy_version};
 use crate::server::Mirrored;
 
@@ -61,6 +62,15 @@ fn peek(body: &[u8]) -> (bool, bool) {
     }
 }
 
+/// Whether `body` may carry the 2026 `_meta` version key: `false` only when it certainly
+/// does not, because its text has no backslash (so no key in it is escaped) and the key's
+/// text is nowhere in it. Two byte scans instead of a parse, for the legacy requests whose
+/// header or session already points to their era.
+fn may_have_modern_meta(body: &[u8]) -> bool {
+    memchr::memchr(b'\\', body).is_some()
+        || memchr::memmem::find(body, PROTOCOL_VERSION_KEY.as_bytes()).is_some()
+}
+
 /// The era of a POST: from its `MCP-Protocol-Version` header as read, whether it carries an
 /// `Mcp-Session-Id`, and (only when those do not decide) its body.
 pub fn classify(protocol_version: &Mirrored, has_session: bool, body: &[u8]) -> Era {
@@ -70,6 +80,10 @@ pub fn classify(protocol_version: &Mirrored, has_session: bool, body: &[u8]) -> 
         Mirrored::Value(_) | Mirrored::Invalid(_) => return Era::Current,
         Mirrored::Absent => false,
     };
+    // A legacy header or a session decides unless the body has 2026 `_meta`.
+    if (legacy_header || has_session) && !may_have_modern_meta(body) {
+        return Era::Legacy;
+    }
     let (initialize, modern_meta) = peek(body);
     if modern_meta {
         return Era::Current;
@@ -151,5 +165,56 @@ mod tests {
         assert_eq!(classify(&Mirrored::Absent, false, b"{"), Era::Current);
         assert_eq!(classify(&v("2025-11-25"), false, b"{"), Era::Legacy);
         assert_eq!(classify(&Mirrored::Absent, false, b"[1]"), Era::Current);
+    }
+
+    /// The classification by parsing alone (before the byte scan was put in front of it).
+    fn by_parsing(protocol_version: &Mirrored, has_session: bool, body: &[u8]) -> Era {
+        let legacy_header = match protocol_version {
+            Mirrored::Value(v) if is_legacy_version(v) => true,
+            Mirrored::Value(_) | Mirrored::Invalid(_) => return Era::Current,
+            Mirrored::Absent => false,
+        };
+        let (initialize, modern_meta) = peek(body);
+        if modern_meta {
+            Era::Current
+        } else if legacy_header || has_session || initialize {
+            Era::Legacy
+        } else {
+            Era::Current
+        }
+    }
+
+    #[test]
+    fn the_byte_scan_decides_as_parsing_would() {
+        let bodies = [
+            MODERN.to_owned(),
+            INIT.to_owned(),
+            LIST.to_owned(),
+            // The key escaped: only a parse sees it.
+            MODERN.replace("modelcontextprotocol/", "modelcontextprotocol\\/"),
+            MODERN.replace("protocolVersion", "\\u0070rotocolVersion"),
+            // The key's text elsewhere than in `params._meta`.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"io.modelcontextprotocol/protocolVersion"}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a \\"quoted\\" word"}}}"#.to_owned(),
+            "{".to_owned(),
+            "[1]".to_owned(),
+            String::new(),
+        ];
+        for body in &bodies {
+            for header in [Mirrored::Absent, v("2025-11-25"), v("2026-07-28")] {
+                for session in [false, true] {
+                    assert_eq!(
+                        classify(&header, session, body.as_bytes()),
+                        by_parsing(&header, session, body.as_bytes()),
+                        "{header:?} session {session}: {body}"
+                    );
+                }
+            }
+        }
+        let escaped = MODERN.replace("modelcontextprotocol/", "modelcontextprotocol\\/");
+        assert_eq!(
+            classify(&v("2025-11-25"), true, escaped.as_bytes()),
+            Era::Current
+        );
     }
 }
