@@ -7,7 +7,8 @@
 //!   on stdio), and gets an [`Outcome`]: accepted (a notification), a ready [`Reply`] (its
 //!   JSON in one or more chunks to send in order, [`Reply::chunks`]: a pre-encoded list page
 //!   is referenced, not copied), a [`Running`] handler whose notifications it relays before
-//!   the reply, or a [`Listen`] stream. `crate::transport::http` and `crate::transport::stdio` are the two built in.
+//!   the reply, or a [`Listen`] stream. `crate::transport::http` and
+//!   `crate::transport::stdio` are the two built in.
 //!   A transport that also serves 2025-11-25 sessions first asks [`classify`] which
 //!   [`Era`] a message speaks and hands legacy ones to the server's legacy path
 //!   ([`LegacyOutcome`]).

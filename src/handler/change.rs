@@ -33,28 +33,6 @@ pub(crate) struct Touched {
     pub(crate) resources: bool,
 }
 
-impl Touched {
-    /// The list `edit` touches.
-    fn by(edit: &Edit) -> Self {
-        use Edit::*;
-        match edit {
-            AddTool(_) | ReplaceTool(_) | RemoveTool(_) => Touched {
-                tools: true,
-                ..Touched::default()
-            },
-            AddPrompt(_) | ReplacePrompt(_) | RemovePrompt(_) => Touched {
-                prompts: true,
-                ..Touched::default()
-            },
-            AddResource(_) | ReplaceResource(_) | RemoveResource(_) | AddTemplate(_)
-            | ReplaceTemplate(_) | RemoveTemplate(_) => Touched {
-                resources: true,
-                ..Touched::default()
-            },
-        }
-    }
-}
-
 impl Registry {
     /// Applies `edit` to this registry (a copy of the serving one), checking it as the
     /// builder would; records the list it touched in `touched`.
@@ -65,24 +43,51 @@ impl Registry {
         tool_timeout: Option<Duration>,
         touched: &mut Touched,
     ) -> Result<(), Error> {
-        let touches = Touched::by(&edit);
-        match edit {
-            Edit::AddTool(def) => self.tools.add(compile_tool(def, states, tool_timeout)?)?,
-            Edit::ReplaceTool(def) => self.tools.replace(compile_tool(def, states, tool_timeout)?),
-            Edit::RemoveTool(name) => self.tools.take(&name)?,
-            Edit::AddPrompt(def) => self.prompts.add(compile_prompt(def, states)?)?,
-            Edit::ReplacePrompt(def) => self.prompts.replace(compile_prompt(def, states)?),
-            Edit::RemovePrompt(name) => self.prompts.take(&name)?,
-            Edit::AddResource(def) => self.resources.add(compile_resource(def, states)?)?,
-            Edit::ReplaceResource(def) => self.resources.replace(compile_resource(def, states)?),
-            Edit::RemoveResource(uri) => self.resources.take(&uri)?,
-            Edit::AddTemplate(def) => self.templates.add(compile_template(def, states)?)?,
-            Edit::ReplaceTemplate(def) => self.templates.replace(compile_template(def, states)?),
-            Edit::RemoveTemplate(text) => self.templates.take(&text)?,
-        }
-        touched.tools |= touches.tools;
-        touched.prompts |= touches.prompts;
-        touched.resources |= touches.resources;
+        use Edit::*;
+        let (tools, prompts, resources) = (
+            &mut touched.tools,
+            &mut touched.prompts,
+            &mut touched.resources,
+        );
+        let list = match edit {
+            AddTool(def) => self
+                .tools
+                .add(compile_tool(def, states, tool_timeout)?)
+                .map(|()| tools)?,
+            ReplaceTool(def) => {
+                self.tools.replace(compile_tool(def, states, tool_timeout)?);
+                tools
+            }
+            RemoveTool(name) => self.tools.take(&name).map(|()| tools)?,
+            AddPrompt(def) => self
+                .prompts
+                .add(compile_prompt(def, states)?)
+                .map(|()| prompts)?,
+            ReplacePrompt(def) => {
+                self.prompts.replace(compile_prompt(def, states)?);
+                prompts
+            }
+            RemovePrompt(name) => self.prompts.take(&name).map(|()| prompts)?,
+            AddResource(def) => self
+                .resources
+                .add(compile_resource(def, states)?)
+                .map(|()| resources)?,
+            ReplaceResource(def) => {
+                self.resources.replace(compile_resource(def, states)?);
+                resources
+            }
+            RemoveResource(uri) => self.resources.take(&uri).map(|()| resources)?,
+            AddTemplate(def) => self
+                .templates
+                .add(compile_template(def, states)?)
+                .map(|()| resources)?,
+            ReplaceTemplate(def) => {
+                self.templates.replace(compile_template(def, states)?);
+                resources
+            }
+            RemoveTemplate(text) => self.templates.take(&text).map(|()| resources)?,
+        };
+        *list = true;
         Ok(())
     }
 }

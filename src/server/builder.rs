@@ -4,7 +4,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::catalog::{Advertised, Shared};
+use super::advertised::Advertised;
+use super::catalog::Shared;
 use super::legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Legacy, Pending, SessionCache};
 use super::listen::{ListenLimits, Listeners};
 use super::lists::ListSettings;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 
 use super::Server;
-pub(crate) use super::advertised::Advertised;
+use super::advertised::Advertised;
 use super::listen::Listeners;
 use super::lists::{ListSettings, Lists};
 use crate::Error;

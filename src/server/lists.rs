@@ -16,7 +16,7 @@ use http::Extensions;
 use serde::Serialize;
 
 use super::cursor;
-use super::reply::{Encoded, Reply};
+use super::reply::{Encoded, Reply, SHARE_FROM};
 use crate::handler::change::Touched;
 use crate::handler::registry::Registry;
 use crate::handler::{Principal, ScopeHierarchy};
@@ -157,8 +157,14 @@ impl Page<'_> {
                     + (list.joined.len() - tail)
                     + next.as_ref().map_or(0, |c| c.len() + 14)
                     + runs(items)
-                        .filter(|run| !ends(run))
-                        .map(|run| list.span(run).len() + 1)
+                        .map(|run| match ends(&run) {
+                            // `end_with` copies the ending run (and the tail) when it is short.
+                            true => match list.joined.len() - list.starts[run.start] {
+                                n if n < SHARE_FROM => n + 1,
+                                _ => 0,
+                            },
+                            false => list.span(run).len() + 1,
+                        })
                         .sum::<usize>();
                 Reply::encoded_with(id, copied, |mut body| {
                     body.open().extend_from_slice(list.head.as_bytes());
@@ -567,7 +573,7 @@ mod tests {
                     // The last page of a caller who sees the last items ends with their
                     // shared encoding (and the tail), when it is long.
                     let chunks = reply.chunks();
-                    let long = (end - offset) * padding >= 2048;
+                    let long = (end - offset) * padding >= SHARE_FROM;
                     if long && next.is_none() && granted.len() == 2 {
                         assert_eq!(chunks.len(), 2, "{n} tools, page size {page_size}");
                         assert!(chunks[1].len() > padding);

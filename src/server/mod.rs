@@ -20,7 +20,8 @@
 //! - `mrtr`: what a retry brings, single-use claims, sealing `input_required` answers.
 //! - `seal/`: the key ring, bindings, and sealed tokens.
 //! - `catalog`: the serving version of the registry and its encoded lists (`lists`), swapped
-//!   whole by a runtime change ([`Catalog`]); requests load it once.
+//!   whole by a runtime change ([`Catalog`]); requests load it once. `advertised`: what it
+//!   advertises (fixed at build), which listen streams of both eras read too.
 //! - `envelope` (reading the body), `mirror` (header checks), `cursor`, `scopes`.
 //! - `outcome` and `reply`: what goes back to the transport; `listen` builds on `reply`.
 

@@ -179,8 +179,9 @@ impl Reply {
         }
     }
 
-    /// The JSON text of the response, as the chunks it is sent in, in order (one, unless
-    /// it carries a pre-encoded result, which is referenced, not copied).
+    /// The JSON text of the response, as the chunks it is sent in, in order: two when it
+    /// carries a long pre-encoded result (a list page, 2 KiB or more), which is then
+    /// referenced, not copied; one otherwise.
     pub fn chunks(&self) -> &[Bytes] {
         self.body.chunks()
     }
@@ -188,10 +189,7 @@ impl Reply {
     /// The JSON text of the response in one buffer: the body itself when it is one chunk,
     /// else its chunks copied together.
     pub fn to_bytes(&self) -> Bytes {
-        match &self.body {
-            Body::One(bytes) => bytes.clone(),
-            Body::Two(chunks) => Bytes::from(chunks.concat()),
-        }
+        self.clone().into_bytes()
     }
 
     /// The JSON text of the response in one buffer, as [`to_bytes`](Self::to_bytes) but
