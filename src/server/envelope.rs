@@ -105,8 +105,10 @@ struct OnePass<'a> {
     id: IdField,
     #[serde(default, borrow)]
     method: Option<&'a RawValue>,
+    // `_meta` boxed as it is read: the params are moved several times on their way to the
+    // method, and a `MetaWire` is over 500 bytes.
     #[serde(default, borrow, deserialize_with = "object_or_null")]
-    params: Option<ParamsView<'a, MetaWire<'a>>>,
+    params: Option<ParamsView<'a, Box<MetaWire<'a>>>>,
     #[serde(default, borrow)]
     result: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -114,12 +116,9 @@ struct OnePass<'a> {
 }
 
 /// How far the params of a message have been read.
-// Lives on the stack while one request is dispatched; boxing the large variant would cost
-// an allocation on every well-formed request to save stack space on malformed ones.
-#[allow(clippy::large_enum_variant)]
 pub(super) enum Params<'a> {
     /// Read with the envelope; `None` when absent or `null`.
-    Read(Option<ParamsView<'a, MetaWire<'a>>>),
+    Read(Option<ParamsView<'a, Box<MetaWire<'a>>>>),
     /// Left raw, for the step-by-step read.
     Raw(Option<&'a RawValue>),
 }
@@ -145,9 +144,10 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// The params members and the validated `_meta`, still borrowed from the body
-    /// (`-32602` when params is not an object, `_meta` is missing or invalid).
-    pub(super) fn read(self) -> Result<(ParamsView<'a>, MetaWire<'a>), ErrorObject> {
+    /// The params members and the validated `_meta` (boxed: it is large and moved on to
+    /// the method), still borrowed from the body (`-32602` when params is not an object,
+    /// `_meta` is missing or invalid).
+    pub(super) fn read(self) -> Result<(ParamsView<'a>, Box<MetaWire<'a>>), ErrorObject> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
@@ -159,7 +159,7 @@ impl<'a> Params<'a> {
             Params::Raw(raw) => raw_view(raw)?,
         };
         let raw = meta.ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
-        let wire = MetaWire::from_raw(raw)?;
+        let wire = Box::new(MetaWire::from_raw(raw)?);
         wire.check()?;
         Ok((view, wire))
     }
@@ -171,7 +171,7 @@ impl<'a> Params<'a> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
-                return Ok((view, wire.unwrap_or_default()));
+                return Ok((view, wire.map(|w| *w).unwrap_or_default()));
             }
             Params::Raw(raw) => raw_view(raw)?,
         };
@@ -186,17 +186,17 @@ impl<'a> Params<'a> {
 pub(in crate::server) enum Meta<'a> {
     /// Read from the body, checked; its protocol version is the server's `&'static str`
     /// equal to the one sent.
-    Wire(MetaWire<'a>, &'static str),
-    /// Built.
-    Owned(RequestMeta),
+    Wire(Box<MetaWire<'a>>, &'static str),
+    /// Built (boxed, as the read one is: this is moved on to the method).
+    Owned(Box<RequestMeta>),
 }
 
 impl Meta<'_> {
     /// The owned `_meta`.
     pub(in crate::server) fn into_owned(self) -> RequestMeta {
         match self {
-            Meta::Wire(wire, _) => wire.into_meta(),
-            Meta::Owned(meta) => meta,
+            Meta::Wire(wire, _) => (*wire).into_meta(),
+            Meta::Owned(meta) => *meta,
         }
     }
 
@@ -205,9 +205,9 @@ impl Meta<'_> {
     pub(in crate::server) fn into_context(self, body: &Bytes) -> ContextMeta {
         match self {
             Meta::Wire(wire, version) => {
-                ContextMeta::deferred(wire.defer(version, body), body.clone())
+                ContextMeta::deferred((*wire).defer(version, body), body.clone())
             }
-            Meta::Owned(meta) => meta.into(),
+            Meta::Owned(meta) => (*meta).into(),
         }
     }
 }
@@ -382,6 +382,14 @@ mod tests {
             read(bad.as_bytes()).unwrap().params,
             Params::Raw(Some(_))
         ));
+    }
+
+    #[test]
+    fn the_params_of_a_read_message_are_small_to_move() {
+        // They are moved several times on the way to the method; `_meta` (over 500 bytes)
+        // is boxed as it is read, so each move copies a few pointers.
+        assert!(std::mem::size_of::<MetaWire<'_>>() > 400);
+        assert!(std::mem::size_of::<Params<'_>>() <= 160);
     }
 
     #[test]

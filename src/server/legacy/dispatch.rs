@@ -339,7 +339,7 @@ impl Server {
             pending: legacy.pending.clone(),
             notifier: self.inner.notifier.clone(),
         };
-        let meta = Meta::Owned(meta);
+        let meta = Meta::Owned(Box::new(meta));
         self.dispatch_method(body, id, method, view, meta, None, extensions, Some(asker))
     }
 
