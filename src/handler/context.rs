@@ -118,7 +118,10 @@ impl RequestContext {
     /// The whole validated `_meta` of the request.
     ///
     /// Built on the first call: until a handler asks, the strings of a 2026-07-28 request's
-    /// `_meta` stay in its body (the accessors above read what they need without it).
+    /// `_meta` stay in its body ([`protocol_version`](Self::protocol_version) and
+    /// [`client_capabilities`](Self::client_capabilities) read what they need without it;
+    /// [`client_info`](Self::client_info) builds it). A context whose `_meta` was not built
+    /// yet keeps the request's body alive with it.
     pub fn meta(&self) -> &RequestMeta {
         self.inner.parts.meta.get()
     }

@@ -6,6 +6,7 @@
 //! capabilities, the log level, the progress token, the protocol version) is at hand in
 //! both forms, so a request whose handler does not ask copies none of its strings.
 
+use std::fmt;
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -13,15 +14,27 @@ use bytes::Bytes;
 use crate::protocol::{ClientCapabilities, DeferredMeta, LoggingLevel, ProgressToken, RequestMeta};
 
 /// A request's validated `_meta`, owned or still in its body.
-#[derive(Debug, Clone)]
+///
+/// Its `Debug` shows the `_meta` (built if it was not), never the body it may still hold:
+/// the body carries the request's arguments.
+#[derive(Clone)]
 pub(crate) struct ContextMeta(Repr);
 
-#[derive(Debug, Clone)]
+impl fmt::Debug for ContextMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ContextMeta").field(self.get()).finish()
+    }
+}
+
+#[derive(Clone)]
 enum Repr {
     Owned(RequestMeta),
     Deferred {
+        /// Places in `body`: only ever read against the body it was read from, which is why
+        /// the two are kept together here and nowhere else.
         meta: DeferredMeta,
-        /// The body `meta` was read from.
+        /// The body `meta` was read from (the whole request, kept alive while the context
+        /// is).
         body: Bytes,
         /// Boxed: most contexts never build it, and they are moved whole a few times.
         built: OnceLock<Box<RequestMeta>>,
@@ -116,6 +129,27 @@ mod tests {
         let deferred = wire.defer(crate::protocol::LATEST_PROTOCOL_VERSION, &bytes);
         let eager = RequestMeta::from_raw(Some(raw)).unwrap();
         (ContextMeta::deferred(deferred, bytes.clone()), eager)
+    }
+
+    #[test]
+    fn debug_shows_the_meta_and_not_the_body() {
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow, rename = "_meta")]
+            meta: &'a RawValue,
+        }
+        let body = Bytes::from_static(
+            br#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}},"arguments":{"password":"hunter2"}}"#,
+        );
+        let raw = serde_json::from_slice::<Params<'_>>(&body).unwrap().meta;
+        let wire = MetaWire::from_raw(raw).unwrap();
+        wire.check().unwrap();
+        let deferred = wire.defer(crate::protocol::LATEST_PROTOCOL_VERSION, &body);
+        let eager = RequestMeta::from_raw(Some(raw)).unwrap();
+        let meta = ContextMeta::deferred(deferred, body.clone());
+        let shown = format!("{meta:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert_eq!(shown, format!("ContextMeta({eager:?})"));
     }
 
     #[test]
