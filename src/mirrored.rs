@@ -14,8 +14,13 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use http::HeaderValue;
+// One header at a time, for the resource server's scope rules (which read before the
+// endpoint's one pass).
+#[cfg(any(feature = "auth", test, feature = "fuzzing"))]
+use http::HeaderMap;
+#[cfg(any(feature = "auth", test))]
 use http::header::AsHeaderName;
-use http::{HeaderMap, HeaderValue};
 
 /// One mirrored header as the transport found it.
 ///
@@ -101,7 +106,9 @@ pub(crate) struct Found<'a> {
 }
 
 impl<'a> Found<'a> {
-    /// Every value of `name` in `headers`, as one lookup finds them.
+    /// Every value of `name` in `headers`, as one lookup finds them (for the resource
+    /// server's scope rules, which read before the endpoint's one pass).
+    #[cfg(any(feature = "auth", test))]
     pub(crate) fn lookup(headers: &'a HeaderMap, name: impl AsHeaderName) -> Self {
         let mut found = Found::default();
         for value in headers.get_all(name) {
@@ -170,6 +177,7 @@ impl<'a> Found<'a> {
 
 /// Reads one mirrored header: sent once, visible ASCII, trimmed, and (when `encoded`)
 /// `=?base64?…?=` decoded.
+#[cfg(any(feature = "auth", test))]
 pub(crate) fn read(headers: &HeaderMap, name: impl AsHeaderName, encoded: bool) -> Mirrored<'_> {
     Found::lookup(headers, name).mirrored(encoded)
 }

@@ -50,8 +50,9 @@ pub(crate) use ids::IdField;
 pub use ids::{ProgressToken, RequestId};
 pub(crate) use jsonrpc::IncomingMessage;
 pub use jsonrpc::{ErrorResponse, Notification, ResponseRef};
+pub(crate) use keys::PROTOCOL_VERSION_KEY;
 #[cfg(feature = "testing")]
-pub(crate) use keys::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY};
+pub(crate) use keys::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY};
 pub use keys::{SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY};
 pub use lists::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,

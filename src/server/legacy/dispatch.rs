@@ -319,9 +319,9 @@ impl Server {
         }
         let (view, wire) = params_raw.read_legacy()?;
         let meta = wire.into_legacy_meta(
-            session.version.clone(),
+            session.version,
             session.capabilities.clone(),
-            session.client_info.clone(),
+            session.client_info,
             settings.log_level,
         );
         crate::observability::on_request(
