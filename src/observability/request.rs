@@ -53,15 +53,30 @@ const KNOWN_METHODS: &[&str] = &[
     legacy::RESOURCES_UNSUBSCRIBE,
 ];
 
-fn method_label(header: Option<&str>) -> &'static str {
+/// The place of a request's method label among the observer's series: a known method's
+/// own, then `_other`, then none (no `Mcp-Method`).
+fn method_index(header: Option<&str>) -> usize {
     match header {
-        None => "",
+        None => KNOWN_METHODS.len() + 1,
         Some(m) => KNOWN_METHODS
             .iter()
-            .copied()
-            .find(|k| *k == m)
-            .unwrap_or(OTHER),
+            .position(|k| *k == m)
+            .unwrap_or(KNOWN_METHODS.len()),
     }
+}
+
+/// The label of the series at `index` (see [`method_index`]).
+fn label_at(index: usize) -> &'static str {
+    match KNOWN_METHODS.get(index) {
+        Some(method) => method,
+        None if index == KNOWN_METHODS.len() => OTHER,
+        None => "",
+    }
+}
+
+#[cfg(test)]
+fn method_label(header: Option<&str>) -> &'static str {
+    label_at(method_index(header))
 }
 
 /// `Mcp-Method`, read for the labels.
@@ -159,7 +174,8 @@ impl RequestObserver {
 
     /// The series of a request with these `Mcp-Method` and `Mcp-Name` values.
     fn series(&self, method: Option<&str>, name: Option<&str>) -> Arc<RequestSeries> {
-        let method = method_label(method);
+        let index = method_index(method);
+        let method = label_at(index);
         let all = &self.series;
         if let (TOOLS_CALL | PROMPTS_GET, Some(n)) = (method, name) {
             let names = all.named.load();
@@ -171,11 +187,6 @@ impl RequestObserver {
                 return s.clone();
             }
         }
-        let index = match method {
-            "" => KNOWN_METHODS.len() + 1,
-            OTHER => KNOWN_METHODS.len(),
-            m => KNOWN_METHODS.iter().position(|k| *k == m).unwrap_or(0),
-        };
         // An observer made with `Default` has no series: a detached one records the same.
         all.methods
             .get(index)
