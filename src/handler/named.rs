@@ -22,14 +22,14 @@ pub(crate) trait Keyed {
 #[derive(Clone)]
 pub(crate) struct Named<T> {
     items: Vec<T>,
-    index: HashMap<String, usize>,
+    index: HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 impl<T> Default for Named<T> {
     fn default() -> Self {
         Named {
             items: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
         }
     }
 }

@@ -106,16 +106,20 @@ struct AllSeries {
 /// The series of each tool and prompt name.
 #[derive(Debug, Default)]
 struct Named {
-    tools: HashMap<Box<str>, Arc<RequestSeries>>,
-    prompts: HashMap<Box<str>, Arc<RequestSeries>>,
+    tools: ByName,
+    prompts: ByName,
 }
+
+/// Series by tool or prompt name (looked up on every call: a quick hasher, the names are
+/// the server's own).
+type ByName = HashMap<Box<str>, Arc<RequestSeries>, foldhash::fast::RandomState>;
 
 /// One series per name, kept from `old` for a name it has (its handles stay registered).
 fn named<'a>(
     method: &'static str,
     names: impl IntoIterator<Item = &'a str>,
-    old: &HashMap<Box<str>, Arc<RequestSeries>>,
-) -> HashMap<Box<str>, Arc<RequestSeries>> {
+    old: &ByName,
+) -> ByName {
     names
         .into_iter()
         .map(|n| {
@@ -146,7 +150,7 @@ impl RequestObserver {
                 Arc::new(RequestSeries::new(m, SharedString::const_str(name)))
             })
             .collect();
-        let none = HashMap::new();
+        let none = ByName::default();
         RequestObserver {
             series: Arc::new(AllSeries {
                 methods,

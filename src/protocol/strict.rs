@@ -95,7 +95,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
 /// The string a raw JSON value holds (`None` when it is not a string), borrowed from it
 /// unless it has escapes.
 pub(crate) fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    serde_json::from_str::<Str<'_>>(raw.get()).ok().map(|s| s.0)
+    let text = raw.get();
+    // A raw value is valid JSON with no whitespace around it, so a string without a
+    // backslash is the text between its quotes (its characters were checked when it was
+    // read); only one with escapes needs the parser.
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && memchr::memchr(b'\\', inner.as_bytes()).is_none()
+    {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<Str<'_>>(text).ok().map(|s| s.0)
 }
 
 /// Where `text` starts in `body`, when it is a part of it (a string borrowed from the body).
@@ -150,5 +159,28 @@ mod tests {
         assert!(matches!(json_str(&escaped), Some(Cow::Owned(s)) if s == "abc"));
         assert!(json_str(&raw("5")).is_none());
         assert!(json_str(&raw("null")).is_none());
+        assert!(json_str(&raw(r#"{"a":"b"}"#)).is_none());
+        assert!(json_str(&raw(r#"["a"]"#)).is_none());
+        // The quick path (no backslash) and the parser agree, borrowed or not.
+        for text in [
+            r#""""#,
+            r#""héllo wörld ✓""#,
+            r#""a\"b""#,
+            r#""tab\there""#,
+            r#""\\""#,
+            r#""end\\""#,
+            r#""\ud83d\ude00""#,
+        ] {
+            let parsed = serde_json::from_str::<String>(text).unwrap();
+            assert_eq!(json_str(&raw(text)).as_deref(), Some(&*parsed), "{text}");
+        }
+        // A raw value read from a document carries no whitespace around it.
+        #[derive(serde::Deserialize)]
+        struct M<'a> {
+            #[serde(borrow)]
+            m: &'a RawValue,
+        }
+        let m: M<'_> = serde_json::from_str(r#"{ "m" :   "tools/list"   }"#).unwrap();
+        assert!(matches!(json_str(m.m), Some(Cow::Borrowed("tools/list"))));
     }
 }
