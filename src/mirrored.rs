@@ -148,16 +148,15 @@ impl<'a> Found<'a> {
         if self.repeated {
             return Err(REPEATED);
         }
-        // `to_str` accepts visible ASCII, space and tab only: no control characters get past it.
-        let text = first.to_str().map_err(|_| NOT_VISIBLE_ASCII)?;
-        let blank = |b: &u8| *b == b' ' || *b == b'\t';
-        let bytes = text.as_bytes();
-        let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
-        let end = bytes
-            .iter()
-            .rposition(|b| !blank(b))
-            .map_or(start, |i| i + 1);
-        Ok(Some(&text[start..end]))
+        // A header value holds no control characters but tabs (`HeaderValue`'s rule), so an
+        // ASCII one is what `to_str` accepts (visible ASCII, space and tab), and spaces and
+        // tabs are all the ASCII whitespace it can hold.
+        let bytes = first.as_bytes();
+        if !bytes.is_ascii() {
+            return Err(NOT_VISIBLE_ASCII);
+        }
+        let text = std::str::from_utf8(bytes.trim_ascii()).map_err(|_| NOT_VISIBLE_ASCII)?;
+        Ok(Some(text))
     }
 
     /// The header as a [`Mirrored`] value: [`Found::text`], then (when `encoded`)
@@ -292,6 +291,40 @@ mod tests {
             assert_eq!(Found::lookup(&h, METHOD).text(), read, "{sent:?}");
         }
         assert_eq!(Found::lookup(&h, NAME).text(), Ok(None));
+    }
+
+    /// What `text` read before it checked bytes instead of `to_str`.
+    fn text_by_to_str(value: &HeaderValue) -> Result<&str, &'static str> {
+        let text = value.to_str().map_err(|_| NOT_VISIBLE_ASCII)?;
+        Ok(text.trim_matches([' ', '\t']))
+    }
+
+    #[test]
+    fn text_reads_as_to_str_does() {
+        let mut values: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b" \t tools/call\t ".to_vec(),
+            b"\t".to_vec(),
+            b"a\x7fb".to_vec(),
+            b"caf\xc3\xa9".to_vec(),
+            b"\xff".to_vec(),
+            b" x \x80 ".to_vec(),
+        ];
+        // Every byte a header value may hold, alone and between letters.
+        for b in (0..=255u8).filter(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f)) {
+            values.push(vec![b]);
+            values.push(vec![b'a', b, b'z']);
+        }
+        for bytes in values {
+            let Ok(value) = HeaderValue::from_bytes(&bytes) else {
+                continue;
+            };
+            let found = Found {
+                first: Some(&value),
+                repeated: false,
+            };
+            assert_eq!(found.text(), text_by_to_str(&value).map(Some), "{bytes:?}");
+        }
     }
 
     #[test]

@@ -375,6 +375,11 @@ pub(crate) fn on_request(
     uri: Option<&RawValue>,
     extensions: &Extensions,
 ) {
+    // The request span is a debug span: with debug off everywhere (the common case) there is
+    // none to fill in, and that is known without looking up the current span.
+    if !tracing::level_enabled!(tracing::Level::DEBUG) {
+        return;
+    }
     let span = Span::current();
     let Some(fields) = span.metadata().map(|m| m.fields()) else {
         return;

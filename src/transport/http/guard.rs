@@ -46,25 +46,38 @@ impl AllowList {
     }
 
     /// `hostname` may be in any case.
-    fn allows_host(&self, hostname: &str) -> bool {
-        self.any || self.names.iter().any(|e| e.eq_ignore_ascii_case(hostname))
+    fn allows_host(&self, hostname: &[u8]) -> bool {
+        self.any || any_equal(&self.names, hostname)
     }
 
     /// `origin` and `hostname` may be in any case.
-    fn allows_origin(&self, origin: &str, hostname: &str) -> bool {
-        self.allows_host(hostname) || self.origins.iter().any(|e| e.eq_ignore_ascii_case(origin))
+    fn allows_origin(&self, origin: &[u8], hostname: &[u8]) -> bool {
+        self.allows_host(hostname) || any_equal(&self.origins, origin)
     }
+}
+
+/// Whether `text` is one of `entries`, ignoring ASCII case.
+fn any_equal(entries: &[String], text: &[u8]) -> bool {
+    entries.iter().any(|e| e.as_bytes().eq_ignore_ascii_case(text))
+}
+
+/// A header value as text when it is visible ASCII (spaces and tabs too), as
+/// [`HeaderValue::to_str`] reads it: what a refused value's message quotes.
+fn readable(value: &[u8]) -> Option<&str> {
+    std::str::from_utf8(value)
+        .ok()
+        .filter(|v| v.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b)))
 }
 
 /// The host name of an authority (`host[:port]`, `[v6]:port`), as written (compare it
 /// ignoring ASCII case).
-fn hostname(authority: &str) -> &str {
-    // Header values reach here as visible ASCII (and tabs), so ASCII whitespace is all
-    // there is to trim.
+fn hostname(authority: &[u8]) -> &[u8] {
+    // Header values hold no control characters but tabs, so ASCII whitespace is all there
+    // is to trim.
     let a = authority.trim_ascii();
-    let bytes = a.as_bytes();
+    let bytes = a;
     if bytes.first() == Some(&b'[') {
-        return match a.find(']') {
+        return match a.iter().position(|&b| b == b']') {
             Some(end) => &a[..=end],
             None => a,
         };
@@ -92,23 +105,33 @@ pub(crate) fn check(
     hosts: &AllowList,
     origins: &AllowList,
 ) -> Result<(), String> {
+    // Compared as bytes; an allowed value must be ASCII (a header value holds no control
+    // characters but tabs, so that is `to_str`'s rule), and only a refused one is read as
+    // text, for its message.
     if !hosts.any {
         let host = match host {
-            Some(h) => h.to_str().ok(),
-            None => authority,
-        }
-        .ok_or_else(|| "missing or unreadable Host header".to_owned())?;
-        if !hosts.allows_host(hostname(host)) {
+            Some(h) => h.as_bytes(),
+            None => authority
+                .ok_or_else(|| "missing or unreadable Host header".to_owned())?
+                .as_bytes(),
+        };
+        if !host.is_ascii() || !hosts.allows_host(hostname(host)) {
+            let host =
+                readable(host).ok_or_else(|| "missing or unreadable Host header".to_owned())?;
             return Err(format!("Host {host:?} is not allowed"));
         }
     }
     if let Some(origin) = origin {
-        let origin = origin
-            .to_str()
-            .map_err(|_| "unreadable Origin header".to_owned())?
-            .trim_ascii();
-        let authority = origin.split_once("://").map(|(_, rest)| rest).unwrap_or("");
-        if authority.is_empty() || !origins.allows_origin(origin, hostname(authority)) {
+        let origin = origin.as_bytes().trim_ascii();
+        let authority = origin
+            .windows(3)
+            .position(|w| w == b"://")
+            .map_or(&b""[..], |at| &origin[at + 3..]);
+        if authority.is_empty()
+            || !origin.is_ascii()
+            || !origins.allows_origin(origin, hostname(authority))
+        {
+            let origin = readable(origin).ok_or_else(|| "unreadable Origin header".to_owned())?;
             return Err(format!(
                 "Origin {:?} is not allowed",
                 origin.to_ascii_lowercase()
@@ -223,8 +246,37 @@ mod tests {
             ("[::1", "[::1"),
             ("", ""),
         ] {
-            assert_eq!(hostname(authority), name, "{authority:?}");
+            assert_eq!(hostname(authority.as_bytes()), name.as_bytes(), "{authority:?}");
         }
+    }
+
+    #[test]
+    fn unreadable_values_are_refused_and_named() {
+        let (h, o) = (AllowList::localhost(), AllowList::localhost());
+        let value = |b: &[u8]| HeaderValue::from_bytes(b).unwrap();
+        let check_v = |host: Option<HeaderValue>, origin: Option<HeaderValue>| {
+            super::check(host.as_ref(), origin.as_ref(), None, &h, &o)
+        };
+        // Bytes past ASCII after an allowed name (the old `to_str` refused the whole value).
+        for host in [&b"localhost:80\xff"[..], b"[::1]\xe9", b"localhost\x80"] {
+            assert_eq!(
+                check_v(Some(value(host)), None).unwrap_err(),
+                "missing or unreadable Host header"
+            );
+        }
+        assert_eq!(
+            check_v(Some(value(b"localhost")), Some(value(b"http://localhost\xff"))).unwrap_err(),
+            "unreadable Origin header"
+        );
+        assert_eq!(
+            check_v(Some(value(b"evil.example:1")), None).unwrap_err(),
+            "Host \"evil.example:1\" is not allowed"
+        );
+        assert_eq!(
+            check_v(Some(value(b"localhost")), Some(value(b" HTTP://Evil.example\t"))).unwrap_err(),
+            "Origin \"http://evil.example\" is not allowed"
+        );
+        assert!(check_v(Some(value(b"LOCALHOST:1")), Some(value(b"http://[::1]:2"))).is_ok());
     }
 
     #[test]
