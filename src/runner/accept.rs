@@ -27,10 +27,10 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::limits::ConnectionLimits;
+use super::signal::Signal;
 use super::stamp::Stamp;
 use super::watch::{Counted, Expired, Track, Watched};
 use crate::observability::metrics::{self, Refusal};
@@ -109,7 +109,7 @@ pub(crate) async fn serve<L, S, B>(
     app: S,
     stamp: Arc<Stamp>,
     settings: Settings,
-    stop: CancellationToken,
+    stop: Signal,
 ) -> std::io::Result<()>
 where
     L: Listener<Io = TcpStream, Addr = SocketAddr>,
@@ -191,7 +191,7 @@ async fn connection<S, B>(
     app: S,
     serving: Arc<Serving>,
     settings: Settings,
-    stop: CancellationToken,
+    stop: Signal,
     _slot: OwnedSemaphorePermit,
 ) where
     S: App<B>,

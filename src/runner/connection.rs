@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::accept::{self, Settings};
+use super::signal::Signal;
 use super::stamp::Stamp;
 use crate::Error;
 
@@ -108,8 +109,8 @@ pub(crate) fn spawn(
     app: Router,
     header: Option<(HeaderName, HeaderValue)>,
     settings: Settings,
-    closed: &CancellationToken,
-    stop: CancellationToken,
+    closed: &Signal,
+    stop: Signal,
 ) -> Result<ServeTask, Error> {
     // Small SSE writes must not wait for delayed ACKs.
     let listener = listener.tap_io(|tcp| {
@@ -117,7 +118,7 @@ pub(crate) fn spawn(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
     });
-    let listener = Closing::new(listener, closed.clone())
+    let listener = Closing::new(listener, closed.token().clone())
         .map_err(|e| Error::io("cannot read the bound address", e))?;
     let stamp = Arc::new(Stamp::new(header, closed.clone()));
     Ok(tokio::spawn(accept::serve(

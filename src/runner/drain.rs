@@ -17,9 +17,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-
 use super::connection::ServeTask;
+use super::signal::Signal;
 use crate::Error;
 use crate::observability::Readiness;
 
@@ -89,8 +88,8 @@ pub(crate) async fn run(
     mut servers: Vec<ServeTask>,
     signal: impl Future<Output = ()>,
     readiness: &Readiness,
-    closed: &CancellationToken,
-    stop: &CancellationToken,
+    closed: &Signal,
+    stop: &Signal,
     timing: Timing,
 ) -> Result<(), Error> {
     tokio::select! {

@@ -6,6 +6,7 @@ mod announce;
 mod connection;
 mod drain;
 mod limits;
+mod signal;
 mod stamp;
 mod watch;
 
@@ -22,7 +23,6 @@ use std::time::Duration;
 use axum::Router;
 use http::{HeaderName, HeaderValue};
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "prometheus")]
 use crate::observability::PrometheusMetrics;
@@ -305,9 +305,9 @@ impl Runner {
             .take()
             .unwrap_or_else(|| Box::pin(drain::signal()));
         // Cancelled when the listeners close; long-lived streams end on it.
-        let closed = CancellationToken::new();
+        let closed = signal::Signal::new();
         // Cancelled a moment later: idle connections close, the servers finish.
-        let stop = CancellationToken::new();
+        let stop = signal::Signal::new();
         let ops = self.ops_router();
         let Runner {
             endpoint,
@@ -327,7 +327,7 @@ impl Runner {
         };
         let server = endpoint.server().clone();
         let path = endpoint.endpoint_path().to_owned();
-        let mcp = endpoint.shutdown(closed.clone()).into_router();
+        let mcp = endpoint.shutdown(closed.token().clone()).into_router();
         let mcp = match wrap {
             Some(wrap) => wrap(mcp),
             None => mcp,
@@ -374,12 +374,12 @@ impl Runner {
         // Tasks still running when the listeners close (the drain delay is over) fail
         // explicitly rather than wait for their lease to lapse.
         let tasks = server.clone();
-        let closing = closed.clone();
+        let closing = closed.token().clone();
         tokio::spawn(async move {
             closing.cancelled().await;
             tasks.stop_tasks().await;
         });
-        announce::spawn(server, stop.clone());
+        announce::spawn(server, stop.token().clone());
         drain::run(servers, signal, &readiness, &closed, &stop, timing).await
     }
 }

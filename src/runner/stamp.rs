@@ -9,20 +9,18 @@
 
 use http::header::CONNECTION;
 use http::{HeaderName, HeaderValue, Response};
-use tokio_util::sync::CancellationToken;
+
+use super::signal::Signal;
 
 /// The response header and the listener's closed signal.
 #[derive(Debug, Clone)]
 pub(crate) struct Stamp {
     header: Option<(HeaderName, HeaderValue)>,
-    closed: CancellationToken,
+    closed: Signal,
 }
 
 impl Stamp {
-    pub(crate) fn new(
-        header: Option<(HeaderName, HeaderValue)>,
-        closed: CancellationToken,
-    ) -> Self {
+    pub(crate) fn new(header: Option<(HeaderName, HeaderValue)>, closed: Signal) -> Self {
         Stamp { header, closed }
     }
 
@@ -45,7 +43,7 @@ mod tests {
 
     #[test]
     fn the_header_always_and_connection_close_once_closed() {
-        let closed = CancellationToken::new();
+        let closed = Signal::new();
         let name = HeaderName::from_static("x-mcp-replica");
         let stamp = Stamp::new(
             Some((name.clone(), HeaderValue::from_static("r1"))),
@@ -60,7 +58,7 @@ mod tests {
         stamp.apply(&mut response);
         assert_eq!(response.headers()[CONNECTION], "close");
         let mut response = Response::new(());
-        Stamp::new(None, CancellationToken::new()).apply(&mut response);
+        Stamp::new(None, Signal::new()).apply(&mut response);
         assert!(response.headers().is_empty());
     }
 }

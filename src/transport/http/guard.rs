@@ -58,7 +58,9 @@ impl AllowList {
 
 /// Whether `text` is one of `entries`, ignoring ASCII case.
 fn any_equal(entries: &[String], text: &[u8]) -> bool {
-    entries.iter().any(|e| e.as_bytes().eq_ignore_ascii_case(text))
+    entries
+        .iter()
+        .any(|e| e.as_bytes().eq_ignore_ascii_case(text))
 }
 
 /// A header value as text when it is visible ASCII (spaces and tabs too), as
@@ -246,7 +248,11 @@ mod tests {
             ("[::1", "[::1"),
             ("", ""),
         ] {
-            assert_eq!(hostname(authority.as_bytes()), name.as_bytes(), "{authority:?}");
+            assert_eq!(
+                hostname(authority.as_bytes()),
+                name.as_bytes(),
+                "{authority:?}"
+            );
         }
     }
 
@@ -265,7 +271,11 @@ mod tests {
             );
         }
         assert_eq!(
-            check_v(Some(value(b"localhost")), Some(value(b"http://localhost\xff"))).unwrap_err(),
+            check_v(
+                Some(value(b"localhost")),
+                Some(value(b"http://localhost\xff"))
+            )
+            .unwrap_err(),
             "unreadable Origin header"
         );
         assert_eq!(
@@ -273,7 +283,11 @@ mod tests {
             "Host \"evil.example:1\" is not allowed"
         );
         assert_eq!(
-            check_v(Some(value(b"localhost")), Some(value(b" HTTP://Evil.example\t"))).unwrap_err(),
+            check_v(
+                Some(value(b"localhost")),
+                Some(value(b" HTTP://Evil.example\t"))
+            )
+            .unwrap_err(),
             "Origin \"http://evil.example\" is not allowed"
         );
         assert!(check_v(Some(value(b"LOCALHOST:1")), Some(value(b"http://[::1]:2"))).is_ok());
