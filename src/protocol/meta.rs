@@ -409,39 +409,70 @@ impl<'de: 'a, 'a> Deserialize<'de> for MetaWire<'a> {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaWire<'a>, A::Error> {
                 let mut w = MetaWire::default();
-                while let Some(super::strict::Str(key)) = map.next_key()? {
-                    match &*key {
-                        PROTOCOL_VERSION_KEY => {
-                            fill(&mut map, &mut w.protocol_version, PROTOCOL_VERSION_KEY)?
-                        }
-                        CLIENT_CAPABILITIES_KEY => {
-                            if w.client_capabilities.is_some() {
-                                return Err(de::Error::duplicate_field(CLIENT_CAPABILITIES_KEY));
-                            }
-                            w.client_capabilities = map.next_value::<ObjectOrNull<_>>()?.0;
-                        }
-                        CLIENT_INFO_KEY => {
-                            if w.client_info.is_some() {
-                                return Err(de::Error::duplicate_field(CLIENT_INFO_KEY));
-                            }
-                            w.client_info = map.next_value::<ObjectOrNull<_>>()?.0;
-                        }
-                        LOG_LEVEL_KEY => fill(&mut map, &mut w.log_level, LOG_LEVEL_KEY)?,
-                        "progressToken" => fill(&mut map, &mut w.progress_token, "progressToken")?,
-                        "traceparent" => fill(&mut map, &mut w.traceparent, "traceparent")?,
-                        "tracestate" => fill(&mut map, &mut w.tracestate, "tracestate")?,
-                        "baggage" => fill(&mut map, &mut w.baggage, "baggage")?,
-                        _ => {
-                            let value = map.next_value()?;
-                            w.extra.insert(key.into_owned(), value);
-                        }
-                    }
-                }
+                read_members(&mut map, &mut w)?;
                 Ok(w)
             }
         }
         d.deserialize_map(V(std::marker::PhantomData))
     }
+}
+
+/// A `_meta` read straight into its box: [`MetaWire`] is over 500 bytes, and read by value
+/// it is moved out of the reader and into a box (two copies on every request).
+pub(crate) struct BoxedMeta<'a>(pub(crate) Box<MetaWire<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for BoxedMeta<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = BoxedMeta<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("the _meta object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BoxedMeta<'a>, A::Error> {
+                let mut w = Box::<MetaWire<'a>>::default();
+                read_members(&mut map, &mut w)?;
+                Ok(BoxedMeta(w))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// Reads the members of a `_meta` object into `w` (see [`MetaWire`]).
+fn read_members<'de: 'a, 'a, A: MapAccess<'de>>(
+    map: &mut A,
+    w: &mut MetaWire<'a>,
+) -> Result<(), A::Error> {
+    while let Some(super::strict::Str(key)) = map.next_key()? {
+        match &*key {
+            PROTOCOL_VERSION_KEY => fill(map, &mut w.protocol_version, PROTOCOL_VERSION_KEY)?,
+            CLIENT_CAPABILITIES_KEY => {
+                if w.client_capabilities.is_some() {
+                    return Err(de::Error::duplicate_field(CLIENT_CAPABILITIES_KEY));
+                }
+                w.client_capabilities = map.next_value::<ObjectOrNull<_>>()?.0;
+            }
+            CLIENT_INFO_KEY => {
+                if w.client_info.is_some() {
+                    return Err(de::Error::duplicate_field(CLIENT_INFO_KEY));
+                }
+                w.client_info = map.next_value::<ObjectOrNull<_>>()?.0;
+            }
+            LOG_LEVEL_KEY => fill(map, &mut w.log_level, LOG_LEVEL_KEY)?,
+            "progressToken" => fill(map, &mut w.progress_token, "progressToken")?,
+            "traceparent" => fill(map, &mut w.traceparent, "traceparent")?,
+            "tracestate" => fill(map, &mut w.tracestate, "tracestate")?,
+            "baggage" => fill(map, &mut w.baggage, "baggage")?,
+            _ => {
+                let value = map.next_value()?;
+                w.extra.insert(key.into_owned(), value);
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -478,6 +509,27 @@ mod tests {
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#,
         ] {
             assert_eq!(parse(bad).unwrap_err().code, -32602, "{bad}");
+        }
+    }
+
+    #[test]
+    fn boxed_and_unboxed_reads_agree() {
+        for text in [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"v","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"progressToken":3,"traceparent":"t","com.example/x":[1]}"#,
+            r#"{}"#,
+            r#"[]"#,
+            r#"{"progressToken":1,"progressToken":2}"#,
+            r#"{"io.modelcontextprotocol/clientInfo":{"name":5}}"#,
+            r#"{"io.modelcontextprotocol/logLevel":"loud"}"#,
+        ] {
+            let unboxed = serde_json::from_str::<MetaWire<'_>>(text)
+                .map(MetaWire::into_meta)
+                .map_err(|e| e.to_string());
+            let boxed = serde_json::from_str::<BoxedMeta<'_>>(text)
+                .map(|b| b.0.into_meta())
+                .map_err(|e| e.to_string());
+            assert_eq!(boxed, unboxed, "{text}");
         }
     }
 

@@ -58,7 +58,7 @@ pub use lists::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
 };
 pub use meta::RequestMeta;
-pub(crate) use meta::{DeferredMeta, MetaWire};
+pub(crate) use meta::{BoxedMeta, DeferredMeta, MetaWire};
 pub use mrtr::{
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, FormMode,
     InputRequest, InputRequiredResult, InputResponse, ListRootsParams, ListRootsResult, Root,

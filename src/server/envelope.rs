@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 use crate::handler::context_meta::ContextMeta;
 use crate::protocol::strict::json_str;
-use crate::protocol::{ErrorObject, IdField, IncomingMessage, MetaWire, RequestMeta};
+use crate::protocol::{BoxedMeta, ErrorObject, IdField, IncomingMessage, MetaWire, RequestMeta};
 
 /// Every params member the dispatcher may need besides `_meta`, left raw; `_meta` as `M`
 /// (raw, or already read).
@@ -105,10 +105,10 @@ struct OnePass<'a> {
     id: IdField,
     #[serde(default, borrow)]
     method: Option<&'a RawValue>,
-    // `_meta` boxed as it is read: the params are moved several times on their way to the
+    // `_meta` read into its box: the params are moved several times on their way to the
     // method, and a `MetaWire` is over 500 bytes.
     #[serde(default, borrow, deserialize_with = "object_or_null")]
-    params: Option<ParamsView<'a, Box<MetaWire<'a>>>>,
+    params: Option<ParamsView<'a, BoxedMeta<'a>>>,
     #[serde(default, borrow)]
     result: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -118,7 +118,7 @@ struct OnePass<'a> {
 /// How far the params of a message have been read.
 pub(super) enum Params<'a> {
     /// Read with the envelope; `None` when absent or `null`.
-    Read(Option<ParamsView<'a, Box<MetaWire<'a>>>>),
+    Read(Option<ParamsView<'a, BoxedMeta<'a>>>),
     /// Left raw, for the step-by-step read.
     Raw(Option<&'a RawValue>),
 }
@@ -151,7 +151,7 @@ impl<'a> Params<'a> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
-                let wire =
+                let BoxedMeta(wire) =
                     wire.ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
                 wire.check()?;
                 return Ok((view, wire));
@@ -171,7 +171,7 @@ impl<'a> Params<'a> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
-                return Ok((view, wire.map(|w| *w).unwrap_or_default()));
+                return Ok((view, wire.map(|w| *w.0).unwrap_or_default()));
             }
             Params::Raw(raw) => raw_view(raw)?,
         };
