@@ -100,11 +100,21 @@ pub(crate) fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     // backslash is the text between its quotes (its characters were checked when it was
     // read); only one with escapes needs the parser.
     if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
-        && memchr::memchr(b'\\', inner.as_bytes()).is_none()
+        && !has_backslash(inner.as_bytes())
     {
         return Some(Cow::Borrowed(inner));
     }
     serde_json::from_str::<Str<'_>>(text).ok().map(|s| s.0)
+}
+
+/// Whether `bytes` holds a `\`: a plain loop for the short strings of names and methods (a
+/// vector search costs more to set up than it saves there), `memchr` for longer ones.
+fn has_backslash(bytes: &[u8]) -> bool {
+    if bytes.len() < 64 {
+        bytes.iter().any(|&b| b == b'\\')
+    } else {
+        memchr::memchr(b'\\', bytes).is_some()
+    }
 }
 
 /// Where `text` starts in `body`, when it is a part of it (a string borrowed from the body).
@@ -170,6 +180,8 @@ mod tests {
             r#""\\""#,
             r#""end\\""#,
             r#""\ud83d\ude00""#,
+            r#""a long method name, longer than sixty-four bytes, with no escape in it at all""#,
+            r#""a long method name, longer than sixty-four bytes, with an escape at its end\n""#,
         ] {
             let parsed = serde_json::from_str::<String>(text).unwrap();
             assert_eq!(json_str(&raw(text)).as_deref(), Some(&*parsed), "{text}");
