@@ -11,6 +11,9 @@
 //! body is looked at only when the header does not decide: a 2026 client over HTTP always
 //! sends the header, so its requests are classified without parsing anything.
 
+use std::sync::LazyLock;
+
+use memchr::memmem;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
@@ -67,8 +70,11 @@ fn peek(body: &[u8]) -> (bool, bool) {
 /// text is nowhere in it. Two byte scans instead of a parse, for the legacy requests whose
 /// header or session already points to their era.
 fn may_have_modern_meta(body: &[u8]) -> bool {
-    memchr::memchr(b'\\', body).is_some()
-        || memchr::memmem::find(body, PROTOCOL_VERSION_KEY.as_bytes()).is_some()
+    // The searcher for the key, built once: `memmem::find` builds one on every call, which
+    // costs more than the search of a small body (~3k instructions per legacy request).
+    static KEY: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(PROTOCOL_VERSION_KEY.as_bytes()));
+    memchr::memchr(b'\\', body).is_some() || KEY.find(body).is_some()
 }
 
 /// The era of a POST: from its `MCP-Protocol-Version` header as read, whether it carries an
