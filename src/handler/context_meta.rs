@@ -17,8 +17,10 @@ use crate::protocol::{ClientCapabilities, DeferredMeta, LoggingLevel, ProgressTo
 ///
 /// Its `Debug` shows the `_meta` (built if it was not), never the body it may still hold:
 /// the body carries the request's arguments.
+// Boxed: a `_meta` is over 500 bytes, and a context's parts are moved several times on their
+// way into the context (each move of an inline one was a `memcpy`).
 #[derive(Clone)]
-pub(crate) struct ContextMeta(Repr);
+pub(crate) struct ContextMeta(Box<Repr>);
 
 impl fmt::Debug for ContextMeta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -36,30 +38,30 @@ enum Repr {
         /// The body `meta` was read from (the whole request, kept alive while the context
         /// is).
         body: Bytes,
-        /// Boxed: most contexts never build it, and they are moved whole a few times.
+        /// Boxed: most contexts never build it (inline it would double this box).
         built: OnceLock<Box<RequestMeta>>,
     },
 }
 
 impl From<RequestMeta> for ContextMeta {
     fn from(meta: RequestMeta) -> Self {
-        ContextMeta(Repr::Owned(meta))
+        ContextMeta(Box::new(Repr::Owned(meta)))
     }
 }
 
 impl ContextMeta {
     /// The `_meta` read from `body` (see [`DeferredMeta`]).
     pub(crate) fn deferred(meta: DeferredMeta, body: Bytes) -> Self {
-        ContextMeta(Repr::Deferred {
+        ContextMeta(Box::new(Repr::Deferred {
             meta,
             body,
             built: OnceLock::new(),
-        })
+        }))
     }
 
     /// The protocol version the request declared.
     pub(crate) fn protocol_version(&self) -> &str {
-        match &self.0 {
+        match &*self.0 {
             Repr::Owned(m) => &m.protocol_version,
             Repr::Deferred { meta, .. } => meta.protocol_version(),
         }
@@ -67,7 +69,7 @@ impl ContextMeta {
 
     /// The capabilities the client declared.
     pub(crate) fn client_capabilities(&self) -> &ClientCapabilities {
-        match &self.0 {
+        match &*self.0 {
             Repr::Owned(m) => &m.client_capabilities,
             Repr::Deferred { meta, .. } => meta.client_capabilities(),
         }
@@ -75,7 +77,7 @@ impl ContextMeta {
 
     /// The log level the request asked for, if any.
     pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
-        match &self.0 {
+        match &*self.0 {
             Repr::Owned(m) => m.log_level,
             Repr::Deferred { meta, .. } => meta.log_level(),
         }
@@ -83,7 +85,7 @@ impl ContextMeta {
 
     /// The request's progress token, if any.
     pub(crate) fn progress_token(&self) -> Option<&ProgressToken> {
-        match &self.0 {
+        match &*self.0 {
             Repr::Owned(m) => m.progress_token.as_ref(),
             Repr::Deferred { meta, .. } => meta.progress_token(),
         }
@@ -91,7 +93,7 @@ impl ContextMeta {
 
     /// The whole `_meta`, owned: built from the body on the first call.
     pub(crate) fn get(&self) -> &RequestMeta {
-        match &self.0 {
+        match &*self.0 {
             Repr::Owned(m) => m,
             Repr::Deferred { meta, body, built } => {
                 built.get_or_init(|| Box::new(meta.build(body)))
@@ -101,7 +103,7 @@ impl ContextMeta {
 
     /// The whole `_meta`, owned (built now unless it was already).
     pub(crate) fn into_owned(self) -> RequestMeta {
-        match self.0 {
+        match *self.0 {
             Repr::Owned(m) => m,
             Repr::Deferred { meta, body, built } => match built.into_inner() {
                 Some(meta) => *meta,
