@@ -398,22 +398,10 @@ fn fill<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for MetaWire<'a> {
+    // Through `BoxedMeta` (the per-request reads are boxed; this one is for the rarer
+    // step-by-step read).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = MetaWire<'a>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("the _meta object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaWire<'a>, A::Error> {
-                let mut w = MetaWire::default();
-                read_members(&mut map, &mut w)?;
-                Ok(w)
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
+        BoxedMeta::deserialize(d).map(|b| *b.0)
     }
 }
 
