@@ -143,7 +143,7 @@ impl MetaWire<'_> {
 
     /// `traceparent`, if sent.
     pub(crate) fn traceparent(&self) -> Option<&str> {
-        self.traceparent.as_deref()
+        self.rest.traceparent.as_deref()
     }
 
     /// The validated `_meta`, owned (after [`check`](Self::check); a missing required field
@@ -166,6 +166,36 @@ impl MetaWire<'_> {
     /// of its session, the session's log level, and what the request sent itself
     /// (`progressToken`, trace context, other keys).
     pub(crate) fn into_legacy_meta(
+        self,
+        protocol_version: String,
+        client_capabilities: ClientCapabilities,
+        client_info: Option<Implementation>,
+        log_level: Option<LoggingLevel>,
+    ) -> RequestMeta {
+        self.rest.into_meta(
+            protocol_version,
+            client_capabilities,
+            client_info,
+            log_level,
+        )
+    }
+}
+
+/// What a request's `_meta` carries besides the client's identity, its capabilities and
+/// the log level, kept as sent by both [`MetaWire`] and [`DeferredMeta`].
+#[derive(Debug, Clone, Default)]
+struct MetaRest {
+    progress_token: Option<ProgressToken>,
+    traceparent: Option<String>,
+    tracestate: Option<String>,
+    baggage: Option<String>,
+    /// Every other key.
+    extra: JsonObject,
+}
+
+impl MetaRest {
+    /// The owned `_meta` of these and the given members.
+    fn into_meta(
         self,
         protocol_version: String,
         client_capabilities: ClientCapabilities,
@@ -205,11 +235,7 @@ impl MetaWire<'_> {
             client_capabilities: self.client_capabilities.unwrap_or_default(),
             client_info,
             log_level: self.log_level,
-            progress_token: self.progress_token,
-            traceparent: self.traceparent,
-            tracestate: self.tracestate,
-            baggage: self.baggage,
-            extra: self.extra,
+            rest: self.rest,
         }
     }
 }
@@ -225,11 +251,7 @@ pub(crate) struct DeferredMeta {
     client_capabilities: ClientCapabilities,
     client_info: Option<DeferredImplementation>,
     log_level: Option<LoggingLevel>,
-    progress_token: Option<ProgressToken>,
-    traceparent: Option<String>,
-    tracestate: Option<String>,
-    baggage: Option<String>,
-    extra: JsonObject,
+    rest: MetaRest,
 }
 
 impl DeferredMeta {
@@ -250,30 +272,26 @@ impl DeferredMeta {
 
     /// `progressToken`, if sent.
     pub(crate) fn progress_token(&self) -> Option<&ProgressToken> {
-        self.progress_token.as_ref()
+        self.rest.progress_token.as_ref()
     }
 
     /// The owned `_meta`, its strings copied from `body` (the text [`MetaWire::defer`] was
     /// given): the same [`RequestMeta`] as [`MetaWire::into_meta`] makes.
     pub(crate) fn build(&self, body: &[u8]) -> RequestMeta {
-        RequestMeta {
-            protocol_version: self.protocol_version.to_owned(),
-            client_capabilities: self.client_capabilities.clone(),
-            client_info: self.client_info.as_ref().map(|i| Implementation {
-                name: i.name.owned(body),
-                version: i.version.owned(body),
-                title: i.title.as_ref().map(|t| t.owned(body)),
-                description: i.description.as_ref().map(|t| t.owned(body)),
-                website_url: i.website_url.as_ref().map(|t| t.owned(body)),
-                icons: i.icons.clone(),
-            }),
-            log_level: self.log_level,
-            progress_token: self.progress_token.clone(),
-            traceparent: self.traceparent.clone(),
-            tracestate: self.tracestate.clone(),
-            baggage: self.baggage.clone(),
-            extra: self.extra.clone(),
-        }
+        let client_info = self.client_info.as_ref().map(|i| Implementation {
+            name: i.name.owned(body),
+            version: i.version.owned(body),
+            title: i.title.as_ref().map(|t| t.owned(body)),
+            description: i.description.as_ref().map(|t| t.owned(body)),
+            website_url: i.website_url.as_ref().map(|t| t.owned(body)),
+            icons: i.icons.clone(),
+        });
+        self.rest.clone().into_meta(
+            self.protocol_version.to_owned(),
+            self.client_capabilities.clone(),
+            client_info,
+            self.log_level,
+        )
     }
 }
 
@@ -336,11 +354,7 @@ pub(crate) struct MetaWire<'a> {
     client_capabilities: Option<ClientCapabilities>,
     client_info: Option<ImplementationRef<'a>>,
     log_level: Option<LoggingLevel>,
-    progress_token: Option<ProgressToken>,
-    traceparent: Option<String>,
-    tracestate: Option<String>,
-    baggage: Option<String>,
-    extra: JsonObject,
+    rest: MetaRest,
 }
 
 /// `clientInfo` as sent: an [`Implementation`] whose strings are borrowed from the body
@@ -450,13 +464,13 @@ fn read_members<'de: 'a, 'a, A: MapAccess<'de>>(
                 w.client_info = map.next_value::<ObjectOrNull<_>>()?.0;
             }
             LOG_LEVEL_KEY => fill(map, &mut w.log_level, LOG_LEVEL_KEY)?,
-            "progressToken" => fill(map, &mut w.progress_token, "progressToken")?,
-            "traceparent" => fill(map, &mut w.traceparent, "traceparent")?,
-            "tracestate" => fill(map, &mut w.tracestate, "tracestate")?,
-            "baggage" => fill(map, &mut w.baggage, "baggage")?,
+            "progressToken" => fill(map, &mut w.rest.progress_token, "progressToken")?,
+            "traceparent" => fill(map, &mut w.rest.traceparent, "traceparent")?,
+            "tracestate" => fill(map, &mut w.rest.tracestate, "tracestate")?,
+            "baggage" => fill(map, &mut w.rest.baggage, "baggage")?,
             _ => {
                 let value = map.next_value()?;
-                w.extra.insert(key.into_owned(), value);
+                w.rest.extra.insert(key.into_owned(), value);
             }
         }
     }
