@@ -63,14 +63,6 @@ fn any_equal(entries: &[String], text: &[u8]) -> bool {
         .any(|e| e.as_bytes().eq_ignore_ascii_case(text))
 }
 
-/// A header value as text when it is visible ASCII (spaces and tabs too), as
-/// [`HeaderValue::to_str`] reads it: what a refused value's message quotes.
-fn readable(value: &[u8]) -> Option<&str> {
-    std::str::from_utf8(value)
-        .ok()
-        .filter(|v| v.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b)))
-}
-
 /// The host name of an authority (`host[:port]`, `[v6]:port`), as written (compare it
 /// ignoring ASCII case).
 fn hostname(authority: &[u8]) -> &[u8] {
@@ -111,20 +103,24 @@ pub(crate) fn check(
     // characters but tabs, so that is `to_str`'s rule), and only a refused one is read as
     // text, for its message.
     if !hosts.any {
-        let host = match host {
+        let unreadable = || "missing or unreadable Host header".to_owned();
+        let bytes = match host {
             Some(h) => h.as_bytes(),
-            None => authority
-                .ok_or_else(|| "missing or unreadable Host header".to_owned())?
-                .as_bytes(),
+            None => authority.ok_or_else(unreadable)?.as_bytes(),
         };
-        if !host.is_ascii() || !hosts.allows_host(hostname(host)) {
-            let host =
-                readable(host).ok_or_else(|| "missing or unreadable Host header".to_owned())?;
-            return Err(format!("Host {host:?} is not allowed"));
+        if !bytes.is_ascii() || !hosts.allows_host(hostname(bytes)) {
+            let text = match host {
+                Some(h) => h.to_str().ok(),
+                None => authority,
+            };
+            return Err(format!(
+                "Host {:?} is not allowed",
+                text.ok_or_else(unreadable)?
+            ));
         }
     }
-    if let Some(origin) = origin {
-        let origin = origin.as_bytes().trim_ascii();
+    if let Some(value) = origin {
+        let origin = value.as_bytes().trim_ascii();
         let authority = origin
             .windows(3)
             .position(|w| w == b"://")
@@ -133,7 +129,10 @@ pub(crate) fn check(
             || !origin.is_ascii()
             || !origins.allows_origin(origin, hostname(authority))
         {
-            let origin = readable(origin).ok_or_else(|| "unreadable Origin header".to_owned())?;
+            let origin = value
+                .to_str()
+                .map_err(|_| "unreadable Origin header".to_owned())?
+                .trim_ascii();
             return Err(format!(
                 "Origin {:?} is not allowed",
                 origin.to_ascii_lowercase()
