@@ -57,15 +57,13 @@ pub(crate) struct ContextParts {
 }
 
 impl RequestContext {
-    pub(crate) fn new(mut parts: ContextParts) -> Self {
-        RequestContext::with_progress(parts.cancellation.take(), parts, None)
+    pub(crate) fn new(parts: ContextParts) -> Self {
+        RequestContext::with_progress(parts, None)
     }
 
-    fn with_progress(
-        cancellation: Option<CancellationToken>,
-        parts: ContextParts,
-        last_progress: Option<f64>,
-    ) -> Self {
+    fn with_progress(mut parts: ContextParts, last_progress: Option<f64>) -> Self {
+        // The token lives in `Inner::cancellation` (made on first use when there is none).
+        let cancellation = parts.cancellation.take();
         RequestContext {
             inner: Arc::new(Inner {
                 parts,
@@ -246,19 +244,18 @@ impl RequestContext {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         // The same token: cancelling this request cancels the re-run.
-        let cancellation = self.cancellation().clone();
         let parts = ContextParts {
             id: p.id.clone(),
             method: p.method,
             meta: p.meta.clone(),
             extensions: p.extensions.clone(),
-            cancellation: None,
+            cancellation: Some(self.cancellation().clone()),
             events: p.events.clone(),
             input,
             notifier: p.notifier.clone(),
             states: p.states.clone(),
         };
-        RequestContext::with_progress(Some(cancellation), parts, last)
+        RequestContext::with_progress(parts, last)
     }
 
     /// Queues an encoded message (a server-to-client request) on the request's own stream;

@@ -107,7 +107,7 @@ impl ContextMeta {
             Repr::Owned(m) => m,
             Repr::Deferred { meta, body, built } => match built.into_inner() {
                 Some(meta) => *meta,
-                None => meta.build(&body),
+                None => meta.into_meta(&body),
             },
         }
     }

@@ -109,6 +109,13 @@ impl<'a> MetaWire<'a> {
     /// Reads a raw `_meta` value, borrowing from it (`-32602` when it is not an object of
     /// the expected members; the required ones are checked by [`check`](Self::check)).
     pub(crate) fn from_raw(raw: &'a RawValue) -> Result<Self, ErrorObject> {
+        BoxedMeta::from_raw(raw).map(|b| *b.0)
+    }
+}
+
+impl<'a> BoxedMeta<'a> {
+    /// [`MetaWire::from_raw`], read into its box.
+    pub(crate) fn from_raw(raw: &'a RawValue) -> Result<Self, ErrorObject> {
         super::strict::object(&mut serde_json::Deserializer::from_str(raw.get()))
             .map_err(|e| ErrorObject::invalid_params(format!("Invalid params._meta: {e}")))
     }
@@ -148,15 +155,14 @@ impl MetaWire<'_> {
 
     /// The validated `_meta`, owned (after [`check`](Self::check); a missing required field
     /// is left empty).
-    pub(crate) fn into_meta(mut self) -> RequestMeta {
-        let version = self.protocol_version.take();
-        let info = self.client_info.take().map(ImplementationRef::into_owned);
-        let (caps, level) = (self.client_capabilities.take(), self.log_level);
-        self.into_legacy_meta(
-            version.map(|v| v.0.into_owned()).unwrap_or_default(),
-            caps.unwrap_or_default(),
-            info,
-            level,
+    pub(crate) fn into_meta(self) -> RequestMeta {
+        self.rest.into_meta(
+            (self.protocol_version)
+                .map(|v| v.0.into_owned())
+                .unwrap_or_default(),
+            self.client_capabilities.unwrap_or_default(),
+            self.client_info.map(ImplementationRef::into_owned),
+            self.log_level,
         )
     }
 }
@@ -278,17 +284,22 @@ impl DeferredMeta {
     /// The owned `_meta`, its strings copied from `body` (the text [`MetaWire::defer`] was
     /// given): the same [`RequestMeta`] as [`MetaWire::into_meta`] makes.
     pub(crate) fn build(&self, body: &[u8]) -> RequestMeta {
-        let client_info = self.client_info.as_ref().map(|i| Implementation {
+        self.clone().into_meta(body)
+    }
+
+    /// [`build`](Self::build), taking this one's members instead of copying them.
+    pub(crate) fn into_meta(self, body: &[u8]) -> RequestMeta {
+        let client_info = self.client_info.map(|i| Implementation {
             name: i.name.owned(body),
             version: i.version.owned(body),
-            title: i.title.as_ref().map(|t| t.owned(body)),
-            description: i.description.as_ref().map(|t| t.owned(body)),
-            website_url: i.website_url.as_ref().map(|t| t.owned(body)),
-            icons: i.icons.clone(),
+            title: i.title.map(|t| t.owned(body)),
+            description: i.description.map(|t| t.owned(body)),
+            website_url: i.website_url.map(|t| t.owned(body)),
+            icons: i.icons,
         });
-        self.rest.clone().into_meta(
+        self.rest.into_meta(
             self.protocol_version.to_owned(),
-            self.client_capabilities.clone(),
+            self.client_capabilities,
             client_info,
             self.log_level,
         )

@@ -159,7 +159,7 @@ impl<'a> Params<'a> {
             Params::Raw(raw) => raw_view(raw)?,
         };
         let raw = meta.ok_or_else(|| ErrorObject::invalid_params("Missing params._meta"))?;
-        let wire = Box::new(MetaWire::from_raw(raw)?);
+        let BoxedMeta(wire) = BoxedMeta::from_raw(raw)?;
         wire.check()?;
         Ok((view, wire))
     }
