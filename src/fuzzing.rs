@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::handler::UriTemplate;
 use crate::server::{Outcome, Server, fuzz};
+use crate::transport::http::request_headers::RequestHeaders;
 use schema::check_message;
 
 /// The integration tests' schema checks, shared rather than copied: the same file is
@@ -33,8 +34,9 @@ pub fn envelope(body: &[u8]) {
     fuzz::both_reads_agree(body);
 }
 
-/// Reads the mirrored headers of an arbitrary header list (as the transport and the
-/// resource server do), and checks that `=?base64?…?=` carries any string unchanged.
+/// Reads the mirrored headers of an arbitrary header list (through the endpoint's one pass
+/// over the headers, as the transport does; the resource server reads them one by one), and
+/// checks that `=?base64?…?=` carries any string unchanged.
 pub fn mirrored_headers(headers: &[(Vec<u8>, Vec<u8>)], text: &str) {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
@@ -42,14 +44,14 @@ pub fn mirrored_headers(headers: &[(Vec<u8>, Vec<u8>)], text: &str) {
             map.append(n, v);
         }
     }
-    let _ = crate::mirrored::mirrored(&map);
+    let _ = RequestHeaders::read(&map).mirror;
     let mut map = HeaderMap::new();
     let encoded = format!("=?base64?{}?=", STANDARD.encode(text));
     map.insert(
         crate::mirrored::NAME,
         HeaderValue::from_str(&encoded).expect("base64 is a valid header value"),
     );
-    let read = crate::mirrored::mirrored(&map);
+    let read = RequestHeaders::read(&map).mirror;
     assert_eq!(read.name.value(), Some(text), "{encoded}");
 }
 
@@ -130,7 +132,7 @@ pub fn handle(body: &[u8], headers: &[(String, String)]) -> Option<Value> {
             map.append(n, v);
         }
     }
-    let mirror = crate::mirrored::mirrored(&map);
+    let mirror = RequestHeaders::read(&map).mirror;
     let request: Option<Value> = serde_json::from_slice(body).ok();
     let method = request
         .as_ref()

@@ -17,7 +17,7 @@ use base64::engine::general_purpose::STANDARD;
 use http::HeaderValue;
 // One header at a time, for the resource server's scope rules (which read before the
 // endpoint's one pass).
-#[cfg(any(feature = "auth", test, feature = "fuzzing"))]
+#[cfg(any(feature = "auth", test))]
 use http::HeaderMap;
 #[cfg(any(feature = "auth", test))]
 use http::header::AsHeaderName;
@@ -151,12 +151,11 @@ impl<'a> Found<'a> {
         // A header value holds no control characters but tabs (`HeaderValue`'s rule), so an
         // ASCII one is what `to_str` accepts (visible ASCII, space and tab), and spaces and
         // tabs are all the ASCII whitespace it can hold.
-        let bytes = first.as_bytes();
-        if !bytes.is_ascii() {
-            return Err(NOT_VISIBLE_ASCII);
-        }
-        let text = std::str::from_utf8(bytes.trim_ascii()).map_err(|_| NOT_VISIBLE_ASCII)?;
-        Ok(Some(text))
+        std::str::from_utf8(first.as_bytes().trim_ascii())
+            .ok()
+            .filter(|text| text.is_ascii())
+            .map(Some)
+            .ok_or(NOT_VISIBLE_ASCII)
     }
 
     /// The header as a [`Mirrored`] value: [`Found::text`], then (when `encoded`)
@@ -230,21 +229,18 @@ impl<'a> Collector<'a> {
             protocol_version: self.protocol_version.mirrored(false),
             method: self.method.mirrored(false),
             name: self.name.mirrored(true),
-            params: if self.params.is_empty() {
-                Vec::new()
-            } else {
-                self.params
-                    .into_iter()
-                    .map(|(n, found)| (Cow::Borrowed(n), found.mirrored(true)))
-                    .collect()
-            },
+            params: self
+                .params
+                .into_iter()
+                .map(|(n, found)| (Cow::Borrowed(n), found.mirrored(true)))
+                .collect(),
         }
     }
 }
 
 /// Every mirrored header of a request (the endpoint gathers them with the other headers it
 /// reads, in `transport::http::request_headers`).
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(test)]
 pub(crate) fn mirrored(headers: &HeaderMap) -> MirroredHeaders<'_> {
     let mut collector = Collector::default();
     for (name, value) in headers {

@@ -171,8 +171,8 @@ mod tests {
             r#""\\""#,
             r#""end\\""#,
             r#""\ud83d\ude00""#,
-            r#""a long method name, longer than sixty-four bytes, with no escape in it at all""#,
-            r#""a long method name, longer than sixty-four bytes, with an escape at its end\n""#,
+            r#""a longer string: a method name of more than sixteen bytes, no escape in it at all""#,
+            r#""a longer string: a method name of more than sixteen bytes, an escape at its end\n""#,
         ] {
             let parsed = serde_json::from_str::<String>(text).unwrap();
             assert_eq!(json_str(&raw(text)).as_deref(), Some(&*parsed), "{text}");

@@ -305,9 +305,9 @@ impl Runner {
             .take()
             .unwrap_or_else(|| Box::pin(drain::signal()));
         // Cancelled when the listeners close; long-lived streams end on it.
-        let closed = signal::Signal::new();
+        let closed = signal::Signal::default();
         // Cancelled a moment later: idle connections close, the servers finish.
-        let stop = signal::Signal::new();
+        let stop = signal::Signal::default();
         let ops = self.ops_router();
         let Runner {
             endpoint,

@@ -20,10 +20,6 @@ pub(crate) struct Signal {
 }
 
 impl Signal {
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
     /// Sets the flag, then cancels the token (so a task woken by the token sees the flag).
     pub(crate) fn cancel(&self) {
         self.fired.store(true, Ordering::Release);
@@ -52,7 +48,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_flag_is_set_when_the_token_wakes() {
-        let signal = Signal::new();
+        let signal = Signal::default();
         assert!(!signal.is_cancelled());
         let waiter = signal.clone();
         let woke = tokio::spawn(async move {

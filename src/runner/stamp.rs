@@ -43,7 +43,7 @@ mod tests {
 
     #[test]
     fn the_header_always_and_connection_close_once_closed() {
-        let closed = Signal::new();
+        let closed = Signal::default();
         let name = HeaderName::from_static("x-mcp-replica");
         let stamp = Stamp::new(
             Some((name.clone(), HeaderValue::from_static("r1"))),
@@ -58,7 +58,7 @@ mod tests {
         stamp.apply(&mut response);
         assert_eq!(response.headers()[CONNECTION], "close");
         let mut response = Response::new(());
-        Stamp::new(None, Signal::new()).apply(&mut response);
+        Stamp::new(None, Signal::default()).apply(&mut response);
         assert!(response.headers().is_empty());
     }
 }

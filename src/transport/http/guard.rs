@@ -69,21 +69,16 @@ fn hostname(authority: &[u8]) -> &[u8] {
     // Header values hold no control characters but tabs, so ASCII whitespace is all there
     // is to trim.
     let a = authority.trim_ascii();
-    let bytes = a;
-    if bytes.first() == Some(&b'[') {
+    if a.first() == Some(&b'[') {
         return match a.iter().position(|&b| b == b']') {
             Some(end) => &a[..=end],
             None => a,
         };
     }
     // A port: the digits after the last `:` (none is a port too, as in `host:`).
-    let digits = bytes
-        .iter()
-        .rev()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    match bytes.len() - digits {
-        colon @ 1.. if bytes[colon - 1] == b':' => &a[..colon - 1],
+    let digits = a.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    match a.len() - digits {
+        colon @ 1.. if a[colon - 1] == b':' => &a[..colon - 1],
         _ => a,
     }
 }

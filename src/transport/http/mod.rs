@@ -40,7 +40,7 @@ pub(crate) mod limits;
 mod negotiate;
 mod rejection;
 mod reply;
-mod request_headers;
+pub(crate) mod request_headers;
 
 use std::sync::Arc;
 use std::time::Duration;
