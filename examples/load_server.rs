@@ -70,7 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if scoped {
         let mut caller = Principal::new("load-bench");
         caller.scopes = vec![SCOPE.to_owned()];
-        runner = runner.wrap_endpoint(move |r| r.layer(axum::Extension(caller)));
+        runner = runner.layer_endpoint(axum::Extension(caller));
     }
     runner.serve().await?;
     Ok(())

@@ -169,7 +169,7 @@ pub use handler::{
     HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
     ResourceTemplateDef, State, ToolDef, ToolError,
 };
-pub use runner::{ConnectionLimits, Runner};
+pub use runner::{ConnectionLimits, EndpointService, Runner};
 pub use server::{
     Applied, Catalog, CatalogChange, ListenLimits, Server, ServerBuilder, StateKeys, StateKeysError,
 };

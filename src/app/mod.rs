@@ -169,8 +169,15 @@ pub fn runner(
         .response_header(REPLICA_HEADER, replica)
         .drain_delay(Duration::from_secs(config.drain_delay_secs))
         .shutdown_timeout(Duration::from_secs(config.shutdown_timeout_secs))
-        .connection_limits(config.connection_limits())
-        .wrap_endpoint(move |r| auth::protect(auth, r));
+        .connection_limits(config.connection_limits());
+    #[cfg(feature = "auth")]
+    if let Some(resource_server) = auth {
+        runner = runner.auth(resource_server);
+    }
+    #[cfg(not(feature = "auth"))]
+    if let Some(never) = auth {
+        match never {}
+    }
     if let Some(admin) = config.admin_listen {
         runner = runner.admin_listen(admin);
     }

@@ -7,7 +7,6 @@ use std::net::SocketAddr;
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::serve::{Listener, ListenerExt as _};
 use http::{HeaderName, HeaderValue};
 use tokio::net::{TcpListener, TcpSocket};
@@ -15,6 +14,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::accept::{self, Settings};
+use super::dispatch::Dispatch;
 use super::signal::Signal;
 use super::stamp::Stamp;
 use crate::Error;
@@ -106,7 +106,7 @@ pub(crate) type ServeTask = JoinHandle<std::io::Result<()>>;
 /// answered) when `stop` is cancelled.
 pub(crate) fn spawn(
     listener: TcpListener,
-    app: Router,
+    app: Dispatch,
     header: Option<(HeaderName, HeaderValue)>,
     settings: Settings,
     closed: &Signal,
@@ -122,6 +122,10 @@ pub(crate) fn spawn(
         .map_err(|e| Error::io("cannot read the bound address", e))?;
     let stamp = Arc::new(Stamp::new(header, closed.clone()));
     Ok(tokio::spawn(accept::serve(
-        listener, app, stamp, settings, stop,
+        listener,
+        app.into_service(),
+        stamp,
+        settings,
+        stop,
     )))
 }

@@ -4,13 +4,16 @@
 mod accept;
 mod announce;
 mod connection;
+mod dispatch;
 mod drain;
 mod limits;
 mod signal;
 mod stamp;
 mod watch;
+mod wrap;
 
 pub use limits::ConnectionLimits;
+pub use wrap::EndpointService;
 
 #[cfg(feature = "reference-server")]
 pub(crate) use drain::signal;
@@ -21,6 +24,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use axum::Router;
+use dispatch::Dispatch;
 use http::{HeaderName, HeaderValue};
 use tokio::net::TcpListener;
 
@@ -30,8 +34,6 @@ use crate::observability::{Readiness, health_router};
 use crate::{Error, StreamableHttp};
 
 type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
-type Wrap = Box<dyn FnOnce(Router) -> Router + Send>;
-
 /// Where to listen: an address to bind, or a listener bound already.
 enum Bind {
     Addr(SocketAddr),
@@ -126,7 +128,7 @@ impl Bind {
 #[must_use]
 pub struct Runner {
     endpoint: StreamableHttp,
-    wrap: Option<Wrap>,
+    wrapping: wrap::Wrapping,
     routes: Router,
     listen: Bind,
     admin: Option<Bind>,
@@ -157,7 +159,7 @@ impl Runner {
     pub fn new(endpoint: impl Into<StreamableHttp>) -> Self {
         Runner {
             endpoint: endpoint.into(),
-            wrap: None,
+            wrapping: wrap::Wrapping::default(),
             routes: Router::new(),
             listen: Bind::Addr(SocketAddr::from(([127, 0, 0, 1], 8080))),
             admin: None,
@@ -208,22 +210,67 @@ impl Runner {
         self
     }
 
-    /// Wraps the MCP endpoint's router, for instance in an authorization layer:
-    /// `.wrap_endpoint(move |r| auth.protect(r))`. Your own routes and the probes are not
-    /// wrapped.
+    /// Wraps the MCP endpoint's router in anything a router can be wrapped in. Your own
+    /// routes and the probes are not wrapped.
+    ///
+    /// Without it, the runner answers requests to the endpoint's path without the router
+    /// (one comparison of the path instead of axum's routing); a wrapped router must see
+    /// every request, so with it all of them go through the router. For a tower layer,
+    /// [`layer_endpoint`](Self::layer_endpoint) keeps the direct answers.
     pub fn wrap_endpoint(mut self, wrap: impl FnOnce(Router) -> Router + Send + 'static) -> Self {
-        self.wrap = Some(match self.wrap.take() {
-            Some(first) => Box::new(move |r| wrap(first(r))),
-            None => Box::new(wrap),
-        });
+        self.wrapping.router(wrap);
         self
     }
 
-    /// Protects the MCP endpoint with an OAuth 2.1 resource server (its RFC 9728 metadata
-    /// routes are served unauthenticated next to it).
+    /// Wraps the MCP endpoint in a tower layer, for instance one that authorizes requests
+    /// or puts a value into their extensions: what `.wrap_endpoint(|r| r.route_layer(layer))`
+    /// does, with requests to the endpoint's path still answered without the router (the
+    /// layer wraps the endpoint as an [`EndpointService`] for those). Layers apply in the
+    /// order given, innermost first; your own routes and the probes are not wrapped.
+    pub fn layer_endpoint<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<axum::routing::Route>
+            + tower::Layer<EndpointService>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L as tower::Layer<axum::routing::Route>>::Service: tower::Service<axum::extract::Request, Error = std::convert::Infallible>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <<L as tower::Layer<axum::routing::Route>>::Service as tower::Service<
+            axum::extract::Request,
+        >>::Response: axum::response::IntoResponse + 'static,
+        <<L as tower::Layer<axum::routing::Route>>::Service as tower::Service<
+            axum::extract::Request,
+        >>::Future: Send + 'static,
+        <L as tower::Layer<EndpointService>>::Service: tower::Service<
+                axum::extract::Request,
+                Response = axum::response::Response,
+                Error = std::convert::Infallible,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        <<L as tower::Layer<EndpointService>>::Service as tower::Service<
+            axum::extract::Request,
+        >>::Future: Send + 'static,
+    {
+        self.wrapping.layer(layer);
+        self
+    }
+
+    /// Protects the MCP endpoint with an OAuth 2.1 resource server (its
+    /// [`layer`](crate::auth::ResourceServer::layer), through
+    /// [`layer_endpoint`](Self::layer_endpoint)); its RFC 9728 metadata routes are served
+    /// unauthenticated next to it.
     #[cfg(feature = "auth")]
     pub fn auth(self, resource_server: crate::auth::ResourceServer) -> Self {
-        self.wrap_endpoint(move |r| resource_server.protect(r))
+        let metadata = resource_server.metadata_router();
+        self.layer_endpoint(resource_server.layer())
+            .routes(metadata)
     }
 
     /// Whether to serve `/healthz` and `/readyz` (default on).
@@ -311,7 +358,7 @@ impl Runner {
         let ops = self.ops_router();
         let Runner {
             endpoint,
-            wrap,
+            wrapping,
             routes,
             listen,
             admin,
@@ -327,11 +374,9 @@ impl Runner {
         };
         let server = endpoint.server().clone();
         let path = endpoint.endpoint_path().to_owned();
-        let mcp = endpoint.shutdown(closed.token().clone()).into_router();
-        let mcp = match wrap {
-            Some(wrap) => wrap(mcp),
-            None => mcp,
-        };
+        let endpoint = endpoint.shutdown(closed.token().clone());
+        let (mcp, direct) = endpoint.into_router_and_direct();
+        let (mcp, direct) = wrapping.apply(mcp, direct);
         let app = mcp.merge(routes);
         let listener = listen.listener("listen").await?;
         let local = connection::local_addr(&listener)?;
@@ -344,7 +389,7 @@ impl Runner {
                 tracing::info!(address = %local, path = %path, "serving MCP");
                 servers.push(connection::spawn(
                     listener,
-                    app,
+                    Dispatch::new(app, direct),
                     header.clone(),
                     settings,
                     &closed,
@@ -352,7 +397,7 @@ impl Runner {
                 )?);
                 servers.push(connection::spawn(
                     admin,
-                    ops,
+                    Dispatch::new(ops, None),
                     header,
                     settings,
                     &closed,
@@ -363,7 +408,7 @@ impl Runner {
                 tracing::info!(address = %local, path = %path, "serving MCP");
                 servers.push(connection::spawn(
                     listener,
-                    app.merge(ops),
+                    Dispatch::new(app.merge(ops), direct),
                     header,
                     settings,
                     &closed,

@@ -32,6 +32,7 @@
 //! ```
 
 mod chunks;
+pub(crate) mod direct;
 mod endpoint;
 mod guard;
 pub mod headers;
@@ -249,6 +250,15 @@ impl StreamableHttp {
     where
         S: Clone + Send + Sync + 'static,
     {
+        self.into_router_and_direct().0
+    }
+
+    /// [`into_router`](Self::into_router), and the same endpoint to answer requests to its
+    /// path without the router ([`direct`]), when its path is fixed.
+    pub(crate) fn into_router_and_direct<S>(self) -> (Router<S>, Option<direct::Direct>)
+    where
+        S: Clone + Send + Sync + 'static,
+    {
         let path = self.path.clone();
         let endpoint = Arc::new(Endpoint {
             server: self.server,
@@ -264,6 +274,8 @@ impl StreamableHttp {
                 .map(limits::in_flight::InFlightLimit::new),
             rate: self.rate_limit.as_ref().map(limits::rate::RateGate::new),
         });
-        Router::new().route(&path, any(endpoint::handle).with_state(endpoint))
+        let direct = direct::Direct::new(&path, endpoint.clone());
+        let router = Router::new().route(&path, any(endpoint::handle).with_state(endpoint));
+        (router, direct)
     }
 }

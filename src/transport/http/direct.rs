@@ -1,0 +1,75 @@
+//! The endpoint answered without a router in front: what the [`Runner`](crate::Runner) does
+//! for a request to the endpoint's own path when nothing wraps the endpoint. An axum
+//! `Router` would match the path, allocate its path parameters (and the request's extension
+//! map for them), box the handler's future and wrap it in four more; for the one route whose
+//! path is fixed, comparing the path does the same job.
+//!
+//! Requests it does not take (another path, `HEAD`, `CONNECT`) go to the router, which
+//! answers them as before; so do all requests when the path has parameters (`{…}`).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::Response;
+use http::{Method, Request};
+
+use super::endpoint::{self, Endpoint};
+
+/// The endpoint and the one path it answers directly.
+#[derive(Clone)]
+pub(crate) struct Direct {
+    path: Arc<str>,
+    endpoint: Arc<Endpoint>,
+}
+
+impl Direct {
+    /// `None` when `path` is not a fixed path (it has parameters: the router matches it).
+    pub(super) fn new(path: &str, endpoint: Arc<Endpoint>) -> Option<Self> {
+        (!path.contains(['{', '}', '*'])).then(|| Direct {
+            path: path.into(),
+            endpoint,
+        })
+    }
+
+    /// Whether this answers `request`: its path is the endpoint's, and its method one the
+    /// router would hand to the endpoint unchanged (it strips `HEAD` responses' bodies and
+    /// checks `CONNECT` responses).
+    pub(crate) fn takes<B>(&self, request: &Request<B>) -> bool {
+        request.uri().path() == &*self.path
+            && request.method() != Method::HEAD
+            && request.method() != Method::CONNECT
+    }
+
+    /// Answers `request` (one [`takes`](Self::takes) accepted) as the router's route would.
+    pub(crate) fn answer<B>(
+        &self,
+        request: Request<B>,
+    ) -> impl Future<Output = Result<Response, Infallible>> + Send + use<B>
+    where
+        B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+        B::Error: Into<axum::BoxError>,
+    {
+        let endpoint = self.endpoint.clone();
+        let request = request.map(Body::new);
+        async move { Ok(endpoint::handle(State(endpoint), request).await) }
+    }
+}
+
+/// The same answers as a tower service, for layers to wrap (its future is boxed).
+impl tower::Service<Request<Body>> for Direct {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures_util::future::BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        Box::pin(self.answer(request))
+    }
+}
