@@ -119,3 +119,213 @@ async fn the_shutdown_signal_drains_readiness_first_then_listen_streams_then_ret
     // The listener is closed: new connections are refused.
     assert!(status(format!("{}/healthz", r.base)).await.is_err());
 }
+
+/// A server whose `whoami` tool answers with the caller's subject (`nobody` without one).
+fn whoami_server() -> Server {
+    use stateless_mcp::{RequestContext, ToolDef, ToolError};
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+    Server::builder()
+        .tool(
+            ToolDef::new("whoami").handler(|ctx: RequestContext, _: NoArgs| async move {
+                let who = ctx.principal().and_then(|p| p.subject.clone());
+                Ok::<_, ToolError>(who.unwrap_or_else(|| "nobody".to_owned()))
+            }),
+        )
+        .build()
+        .unwrap()
+}
+
+/// Serves `runner` on a fresh port; the base URL and the stop token.
+async fn serve_runner(runner: Runner) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = CancellationToken::new();
+    let runner = runner
+        .listener(listener)
+        .routes(axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" })))
+        .drain_delay(Duration::ZERO)
+        .shutdown_signal(stop.clone().cancelled_owned());
+    Running {
+        base: format!("http://localhost:{port}"),
+        url: format!("http://localhost:{port}/mcp"),
+        stop,
+        done: tokio::spawn(runner.serve()),
+    }
+}
+
+/// Marks every response of the layer it is in with `x-layer: <name>`.
+fn marking(
+    name: &'static str,
+) -> axum::middleware::MapResponseLayer<
+    impl Fn(axum::response::Response) -> std::future::Ready<axum::response::Response>
+    + Clone
+    + Send
+    + Sync
+    + 'static,
+    (),
+    (),
+> {
+    axum::middleware::map_response(move |mut r: axum::response::Response| {
+        r.headers_mut()
+            .append("x-layer", http::HeaderValue::from_static(name));
+        std::future::ready(r)
+    })
+}
+
+async fn whoami(url: &str) -> (String, Vec<String>) {
+    let x = Client::new(url)
+        .request(
+            "tools/call",
+            json!(1),
+            json!({"name": "whoami", "arguments": {}}),
+        )
+        .await;
+    let layers = x
+        .headers
+        .get_all("x-layer")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    let who = x.result()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (who, layers)
+}
+
+/// HEAD on the endpoint's path: the router answers it (405, no body), through the layers.
+async fn head_layers(url: &str) -> (u16, Vec<String>) {
+    let r = crate::support::http_builder()
+        .build()
+        .unwrap()
+        .head(url)
+        .send()
+        .await
+        .unwrap();
+    let layers = r
+        .headers()
+        .get_all("x-layer")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    (r.status().as_u16(), layers)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn endpoint_layers_wrap_the_direct_answers_and_the_router_alike_in_order() {
+    let caller = stateless_mcp::Principal::new("layered-caller");
+    let r = serve_runner(
+        Runner::new(whoami_server())
+            .layer_endpoint(axum::Extension(caller))
+            .layer_endpoint(marking("inner"))
+            .layer_endpoint(marking("outer")),
+    )
+    .await;
+    // POST to the endpoint's path: answered without the router, inside both layers (the
+    // inner one marks the response first) and with the extension the first one put in.
+    let (who, layers) = whoami(&r.url).await;
+    assert_eq!(who, "layered-caller");
+    assert_eq!(layers, ["inner", "outer"]);
+    // HEAD goes through the router's route, wrapped the same way.
+    assert_eq!(
+        head_layers(&r.url).await,
+        (405, vec!["inner".into(), "outer".into()])
+    );
+    // The user's own routes are not wrapped.
+    let hello = crate::support::get(format!("{}/hello", r.base))
+        .await
+        .unwrap();
+    assert!(hello.headers().get("x-layer").is_none());
+    r.stop.cancel();
+    r.done.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_router_wrap_sees_every_request_to_the_endpoint() {
+    let caller = stateless_mcp::Principal::new("wrapped-caller");
+    let r = serve_runner(
+        Runner::new(whoami_server())
+            .layer_endpoint(marking("layer"))
+            .wrap_endpoint(move |router| {
+                router.layer(axum::Extension(caller)).layer(marking("wrap"))
+            }),
+    )
+    .await;
+    let (who, layers) = whoami(&r.url).await;
+    assert_eq!(who, "wrapped-caller");
+    assert_eq!(layers, ["layer", "wrap"]);
+    assert_eq!(
+        head_layers(&r.url).await,
+        (405, vec!["layer".into(), "wrap".into()])
+    );
+    r.stop.cancel();
+    r.done.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_layers_the_endpoint_answers_as_its_router_does() {
+    // The same requests to a runner (direct answers) and to the endpoint's router served by
+    // axum: the same status, body and headers but `date` and the runner's own.
+    let r = serve_runner(Runner::new(whoami_server())).await;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let router = stateless_mcp::StreamableHttp::new(whoami_server()).into_router();
+    let plain = tokio::spawn(async move { axum::serve(listener, router).await });
+    let plain_url = format!("http://localhost:{port}/mcp");
+    let http = crate::support::http_builder().build().unwrap();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+    });
+    let bodies = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "whoami", "arguments": {}, "_meta": meta}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": 9, "_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "no/such", "params": {"_meta": meta}}),
+    ];
+    let mut compared = 0;
+    for method in [
+        reqwest::Method::POST,
+        reqwest::Method::GET,
+        reqwest::Method::DELETE,
+    ] {
+        for body in &bodies {
+            let mut seen = Vec::new();
+            for url in [&r.url, &plain_url] {
+                let resp = http
+                    .request(method.clone(), url.as_str())
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .header("mcp-protocol-version", "2026-07-28")
+                    .body(body.to_string())
+                    .send()
+                    .await
+                    .unwrap();
+                let status = resp.status().as_u16();
+                let mut headers: Vec<(String, String)> = resp
+                    .headers()
+                    .iter()
+                    .filter(|(n, _)| *n != "date")
+                    .map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned()))
+                    .collect();
+                headers.sort();
+                let text = resp.text().await.unwrap();
+                // Every JSON answer is a message of the 2026-07-28 schema.
+                if let Ok(message) = serde_json::from_str::<serde_json::Value>(&text) {
+                    let method = body.get("id").and(body["method"].as_str());
+                    crate::support::schema::check_message(&message, method);
+                }
+                seen.push((status, headers, text));
+            }
+            assert_eq!(seen[0], seen[1], "{method} {body}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 9);
+    plain.abort();
+    r.stop.cancel();
+    r.done.await.unwrap().unwrap();
+}

@@ -73,3 +73,48 @@ impl tower::Service<Request<Body>> for Direct {
         Box::pin(self.answer(request))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Server;
+    use crate::transport::http::StreamableHttp;
+
+    fn direct(path: &str) -> Option<Direct> {
+        StreamableHttp::new(Server::builder().build().unwrap())
+            .path(path)
+            .into_router_and_direct::<()>()
+            .1
+    }
+
+    fn request(method: Method, uri: &str) -> Request<()> {
+        Request::builder().method(method).uri(uri).body(()).unwrap()
+    }
+
+    #[test]
+    fn takes_its_own_fixed_path_but_not_head_or_connect() {
+        let d = direct("/mcp").expect("a fixed path");
+        for m in [
+            Method::POST,
+            Method::GET,
+            Method::DELETE,
+            Method::PUT,
+            Method::OPTIONS,
+        ] {
+            assert!(d.takes(&request(m.clone(), "/mcp")), "{m}");
+            assert!(d.takes(&request(m, "http://example.com/mcp?x=1")));
+        }
+        assert!(!d.takes(&request(Method::HEAD, "/mcp")));
+        assert!(!d.takes(&request(Method::CONNECT, "/mcp")));
+        for other in ["/", "/mcp/", "/mcpx", "/MCP", "/%6Dcp", "/api/mcp"] {
+            assert!(!d.takes(&request(Method::POST, other)), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_path_with_parameters_is_left_to_the_router() {
+        assert!(direct("/{tenant}/mcp").is_none());
+        assert!(direct("/mcp/{*rest}").is_none());
+        assert!(direct("/api/mcp").is_some());
+    }
+}
