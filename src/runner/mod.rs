@@ -18,15 +18,20 @@ pub use wrap::EndpointService;
 #[cfg(feature = "reference-server")]
 pub(crate) use drain::signal;
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::Request;
+use axum::response::{IntoResponse, Response};
+use axum::routing::Route;
 use dispatch::Dispatch;
 use http::{HeaderName, HeaderValue};
 use tokio::net::TcpListener;
+use tower::{Layer, Service};
 
 #[cfg(feature = "prometheus")]
 use crate::observability::PrometheusMetrics;
@@ -229,36 +234,23 @@ impl Runner {
     /// order given, innermost first; your own routes and the probes are not wrapped.
     pub fn layer_endpoint<L>(mut self, layer: L) -> Self
     where
-        L: tower::Layer<axum::routing::Route>
-            + tower::Layer<EndpointService>
+        L: Layer<Route> + Layer<EndpointService> + Clone + Send + Sync + 'static,
+        <L as Layer<Route>>::Service:
+            Service<Request, Error = Infallible> + Clone + Send + Sync + 'static,
+        <<L as Layer<Route>>::Service as Service<Request>>::Response: IntoResponse + 'static,
+        <<L as Layer<Route>>::Service as Service<Request>>::Future: Send + 'static,
+        <L as Layer<EndpointService>>::Service: Service<Request, Response = Response, Error = Infallible>
             + Clone
             + Send
             + Sync
             + 'static,
-        <L as tower::Layer<axum::routing::Route>>::Service: tower::Service<axum::extract::Request, Error = std::convert::Infallible>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        <<L as tower::Layer<axum::routing::Route>>::Service as tower::Service<
-            axum::extract::Request,
-        >>::Response: axum::response::IntoResponse + 'static,
-        <<L as tower::Layer<axum::routing::Route>>::Service as tower::Service<
-            axum::extract::Request,
-        >>::Future: Send + 'static,
-        <L as tower::Layer<EndpointService>>::Service: tower::Service<
-                axum::extract::Request,
-                Response = axum::response::Response,
-                Error = std::convert::Infallible,
-            > + Clone
-            + Send
-            + Sync
-            + 'static,
-        <<L as tower::Layer<EndpointService>>::Service as tower::Service<
-            axum::extract::Request,
-        >>::Future: Send + 'static,
+        <<L as Layer<EndpointService>>::Service as Service<Request>>::Future: Send + 'static,
     {
-        self.wrapping.layer(layer);
+        let on_route = layer.clone();
+        self.wrapping.layer(
+            move |r| r.route_layer(on_route),
+            move |s| EndpointService::new(layer.layer(s)),
+        );
         self
     }
 

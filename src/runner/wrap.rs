@@ -10,11 +10,9 @@ use std::convert::Infallible;
 
 use axum::Router;
 use axum::body::Body;
-use axum::response::{IntoResponse, Response};
-use axum::routing::Route;
+use axum::response::Response;
 use http::Request;
 use tower::util::BoxCloneSyncService;
-use tower::{Layer, Service};
 
 use crate::transport::http::direct::Direct;
 
@@ -24,14 +22,25 @@ use crate::transport::http::direct::Direct;
 /// [`Runner::layer_endpoint`]: super::Runner::layer_endpoint
 pub type EndpointService = BoxCloneSyncService<Request<Body>, Response, Infallible>;
 
-type RouterWrap = Box<dyn FnOnce(Router) -> Router + Send>;
-type ServiceWrap = Box<dyn FnOnce(EndpointService) -> EndpointService + Send>;
+/// One change to a `T`, or several composed.
+type Change<T> = Box<dyn FnOnce(T) -> T + Send>;
+
+/// `first` (if any), then `next`.
+fn then<T: 'static>(
+    first: Option<Change<T>>,
+    next: impl FnOnce(T) -> T + Send + 'static,
+) -> Option<Change<T>> {
+    Some(match first {
+        Some(first) => Box::new(move |x| next(first(x))),
+        None => Box::new(next),
+    })
+}
 
 /// Everything around the endpoint, composed.
 #[derive(Default)]
 pub(crate) struct Wrapping {
-    router: Option<RouterWrap>,
-    direct: Option<ServiceWrap>,
+    router: Option<Change<Router>>,
+    direct: Option<Change<EndpointService>>,
     /// Set by a router-only wrap: nothing is answered without the router.
     router_only: bool,
 }
@@ -39,39 +48,19 @@ pub(crate) struct Wrapping {
 impl Wrapping {
     /// Adds `wrap` around the router (and turns the direct answers off).
     pub(crate) fn router(&mut self, wrap: impl FnOnce(Router) -> Router + Send + 'static) {
-        self.router = Some(match self.router.take() {
-            Some(first) => Box::new(move |r| wrap(first(r))),
-            None => Box::new(wrap),
-        });
+        self.router = then(self.router.take(), wrap);
         self.router_only = true;
     }
 
-    /// Adds `layer` around the router's route and around the direct answers.
-    pub(crate) fn layer<L>(&mut self, layer: L)
-    where
-        L: Layer<Route> + Layer<EndpointService> + Clone + Send + Sync + 'static,
-        <L as Layer<Route>>::Service:
-            Service<Request<Body>, Error = Infallible> + Clone + Send + Sync + 'static,
-        <<L as Layer<Route>>::Service as Service<Request<Body>>>::Response: IntoResponse + 'static,
-        <<L as Layer<Route>>::Service as Service<Request<Body>>>::Future: Send + 'static,
-        <L as Layer<EndpointService>>::Service: Service<Request<Body>, Response = Response, Error = Infallible>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        <<L as Layer<EndpointService>>::Service as Service<Request<Body>>>::Future: Send + 'static,
-    {
-        let on_route = layer.clone();
-        let route = move |r: Router| r.route_layer(on_route);
-        self.router = Some(match self.router.take() {
-            Some(first) => Box::new(move |r| route(first(r))),
-            None => Box::new(route),
-        });
-        let direct = move |s: EndpointService| BoxCloneSyncService::new(layer.layer(s));
-        self.direct = Some(match self.direct.take() {
-            Some(first) => Box::new(move |s| direct(first(s))),
-            None => Box::new(direct),
-        });
+    /// Adds a layer: `route` puts it around the router's route, `direct` around the direct
+    /// answers (see [`Runner::layer_endpoint`](super::Runner::layer_endpoint)).
+    pub(crate) fn layer(
+        &mut self,
+        route: impl FnOnce(Router) -> Router + Send + 'static,
+        direct: impl FnOnce(EndpointService) -> EndpointService + Send + 'static,
+    ) {
+        self.router = then(self.router.take(), route);
+        self.direct = then(self.direct.take(), direct);
     }
 
     /// The endpoint's router and what answers its path without it, wrapped.
