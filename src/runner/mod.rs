@@ -232,6 +232,9 @@ impl Runner {
     /// does, with requests to the endpoint's path still answered without the router (the
     /// layer wraps the endpoint as an [`EndpointService`] for those). Layers apply in the
     /// order given, innermost first; your own routes and the probes are not wrapped.
+    /// Requests answered without the router carry none of the extensions axum's routing
+    /// adds (`MatchedPath`, `OriginalUri`, path parameters): a layer that reads them belongs
+    /// in [`wrap_endpoint`](Self::wrap_endpoint).
     pub fn layer_endpoint<L>(mut self, layer: L) -> Self
     where
         L: Layer<Route> + Layer<EndpointService> + Clone + Send + Sync + 'static,
