@@ -2,12 +2,14 @@
 //! request to its own path ([`Answer`]), the app's router (the endpoint's route, your own
 //! routes, the probes) for every other.
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::body::Body;
 use futures_util::future::Either;
 use http::Request;
 use hyper::body::Incoming;
-use tower::ServiceExt as _;
+use tower::{Service as _, ServiceExt as _};
 
 use super::accept::App;
 use super::wrap::Answer;
@@ -24,17 +26,18 @@ impl Dispatch {
         Dispatch { app, direct }
     }
 
-    /// The service one connection calls (cloned per connection).
+    /// The service each connection calls. hyper clones it for every request, so all it
+    /// holds is one `Arc`.
     pub(crate) fn into_service(self) -> impl App<Body> {
-        let Dispatch { mut app, direct } = self;
-        tower::service_fn(move |request: Request<Incoming>| match &direct {
+        let shared = Arc::new(self);
+        tower::service_fn(move |request: Request<Incoming>| match &shared.direct {
             Some(Answer::Plain(d)) if d.takes(&request) => {
                 Either::Left(Either::Left(d.answer(request)))
             }
             Some(Answer::Layered(d, layered)) if d.takes(&request) => Either::Left(Either::Right(
                 layered.clone().oneshot(request.map(Body::new)),
             )),
-            _ => Either::Right(tower::Service::call(&mut app, request)),
+            _ => Either::Right(shared.app.clone().call(request)),
         })
     }
 }
