@@ -8,13 +8,13 @@
 //! answers them as before; so do all requests when the path has parameters (`{…}`).
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
+use futures_util::future::BoxFuture;
 use http::{Method, Request};
 
 use super::endpoint::{self, Endpoint};
@@ -45,32 +45,37 @@ impl Direct {
     }
 
     /// Answers `request` (one [`takes`](Self::takes) accepted) as the router's route would.
+    ///
+    /// The future is boxed, as a router boxes its handlers' futures: held inline, the
+    /// endpoint's (over a kilobyte) would sit in every connection's task for as long as the
+    /// connection lives (an open listen stream's included), where boxed it is freed once the
+    /// response has left.
     pub(crate) fn answer<B>(
         &self,
         request: Request<B>,
-    ) -> impl Future<Output = Result<Response, Infallible>> + Send + use<B>
+    ) -> BoxFuture<'static, Result<Response, Infallible>>
     where
         B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
         B::Error: Into<axum::BoxError>,
     {
         let endpoint = self.endpoint.clone();
         let request = request.map(Body::new);
-        async move { Ok(endpoint::handle(State(endpoint), request).await) }
+        Box::pin(async move { Ok(endpoint::handle(State(endpoint), request).await) })
     }
 }
 
-/// The same answers as a tower service, for layers to wrap (its future is boxed).
+/// The same answers as a tower service, for layers to wrap.
 impl tower::Service<Request<Body>> for Direct {
     type Response = Response;
     type Error = Infallible;
-    type Future = futures_util::future::BoxFuture<'static, Result<Response, Infallible>>;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        Box::pin(self.answer(request))
+        self.answer(request)
     }
 }
 
