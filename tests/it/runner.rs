@@ -20,19 +20,27 @@ struct Running {
     done: tokio::task::JoinHandle<Result<(), stateless_mcp::Error>>,
 }
 
+/// `server` in a runner with a response header and the given drain delay.
 async fn run(server: Server, drain_delay: Duration) -> Running {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let stop = CancellationToken::new();
     let runner = Runner::new(server)
-        .listener(listener)
-        .routes(axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" })))
         .response_header(
             http::HeaderName::from_static("x-served-by"),
             http::HeaderValue::from_static("runner-test"),
         )
         .drain_delay(drain_delay)
-        .shutdown_timeout(Duration::from_secs(10))
+        .shutdown_timeout(Duration::from_secs(10));
+    serve_runner(runner).await
+}
+
+/// Serves `runner` on a fresh port next to a `/hello` route of the user's own, until the
+/// returned stop token is cancelled.
+async fn serve_runner(runner: Runner) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = CancellationToken::new();
+    let runner = runner
+        .listener(listener)
+        .routes(axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" })))
         .shutdown_signal(stop.clone().cancelled_owned());
     Running {
         base: format!("http://localhost:{port}"),
@@ -136,24 +144,6 @@ fn whoami_server() -> Server {
         .unwrap()
 }
 
-/// Serves `runner` on a fresh port; the base URL and the stop token.
-async fn serve_runner(runner: Runner) -> Running {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let stop = CancellationToken::new();
-    let runner = runner
-        .listener(listener)
-        .routes(axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" })))
-        .drain_delay(Duration::ZERO)
-        .shutdown_signal(stop.clone().cancelled_owned());
-    Running {
-        base: format!("http://localhost:{port}"),
-        url: format!("http://localhost:{port}/mcp"),
-        stop,
-        done: tokio::spawn(runner.serve()),
-    }
-}
-
 /// Marks every response of the layer it is in with `x-layer: <name>`.
 fn marking(
     name: &'static str,
@@ -173,101 +163,72 @@ fn marking(
     })
 }
 
-async fn whoami(url: &str) -> (String, Vec<String>) {
-    let x = Client::new(url)
+/// The `x-layer` marks of a response, in order.
+fn marks(headers: &http::HeaderMap) -> Vec<String> {
+    headers
+        .get_all("x-layer")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Serves `runner` and checks what wraps its endpoint: a `tools/call` (answered without the
+/// router when the endpoint is only layered) sees the caller `who` and gets the `marks`, in
+/// order; HEAD on the endpoint's path (always the router's route: 405) gets the same marks;
+/// the user's own route gets none.
+async fn check_wrapping(runner: Runner, who: &str, expected: [&str; 2]) {
+    let r = serve_runner(runner.drain_delay(Duration::ZERO)).await;
+    let x = Client::new(&r.url)
         .request(
             "tools/call",
             json!(1),
             json!({"name": "whoami", "arguments": {}}),
         )
         .await;
-    let layers = x
-        .headers
-        .get_all("x-layer")
-        .iter()
-        .map(|v| v.to_str().unwrap().to_owned())
-        .collect();
-    let who = x.result()["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    (who, layers)
-}
-
-/// HEAD on the endpoint's path: the router answers it (405, no body), through the layers.
-async fn head_layers(url: &str) -> (u16, Vec<String>) {
-    let r = crate::support::http_builder()
+    assert_eq!(x.result()["content"][0]["text"], who);
+    assert_eq!(marks(&x.headers), expected);
+    let head = crate::support::http_builder()
         .build()
         .unwrap()
-        .head(url)
+        .head(&r.url)
         .send()
         .await
         .unwrap();
-    let layers = r
-        .headers()
-        .get_all("x-layer")
-        .iter()
-        .map(|v| v.to_str().unwrap().to_owned())
-        .collect();
-    (r.status().as_u16(), layers)
+    assert_eq!(head.status(), 405);
+    assert_eq!(marks(head.headers()), expected);
+    let hello = crate::support::get(format!("{}/hello", r.base))
+        .await
+        .unwrap();
+    assert!(marks(hello.headers()).is_empty());
+    r.stop.cancel();
+    r.done.await.unwrap().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn endpoint_layers_wrap_the_direct_answers_and_the_router_alike_in_order() {
+    // The inner layer marks the response first; the first one puts the caller in.
     let caller = stateless_mcp::Principal::new("layered-caller");
-    let r = serve_runner(
-        Runner::new(whoami_server())
-            .layer_endpoint(axum::Extension(caller))
-            .layer_endpoint(marking("inner"))
-            .layer_endpoint(marking("outer")),
-    )
-    .await;
-    // POST to the endpoint's path: answered without the router, inside both layers (the
-    // inner one marks the response first) and with the extension the first one put in.
-    let (who, layers) = whoami(&r.url).await;
-    assert_eq!(who, "layered-caller");
-    assert_eq!(layers, ["inner", "outer"]);
-    // HEAD goes through the router's route, wrapped the same way.
-    assert_eq!(
-        head_layers(&r.url).await,
-        (405, vec!["inner".into(), "outer".into()])
-    );
-    // The user's own routes are not wrapped.
-    let hello = crate::support::get(format!("{}/hello", r.base))
-        .await
-        .unwrap();
-    assert!(hello.headers().get("x-layer").is_none());
-    r.stop.cancel();
-    r.done.await.unwrap().unwrap();
+    let runner = Runner::new(whoami_server())
+        .layer_endpoint(axum::Extension(caller))
+        .layer_endpoint(marking("inner"))
+        .layer_endpoint(marking("outer"));
+    check_wrapping(runner, "layered-caller", ["inner", "outer"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_router_wrap_sees_every_request_to_the_endpoint() {
     let caller = stateless_mcp::Principal::new("wrapped-caller");
-    let r = serve_runner(
-        Runner::new(whoami_server())
-            .layer_endpoint(marking("layer"))
-            .wrap_endpoint(move |router| {
-                router.layer(axum::Extension(caller)).layer(marking("wrap"))
-            }),
-    )
-    .await;
-    let (who, layers) = whoami(&r.url).await;
-    assert_eq!(who, "wrapped-caller");
-    assert_eq!(layers, ["layer", "wrap"]);
-    assert_eq!(
-        head_layers(&r.url).await,
-        (405, vec!["layer".into(), "wrap".into()])
-    );
-    r.stop.cancel();
-    r.done.await.unwrap().unwrap();
+    let runner = Runner::new(whoami_server())
+        .layer_endpoint(marking("layer"))
+        .wrap_endpoint(move |router| router.layer(axum::Extension(caller)).layer(marking("wrap")));
+    check_wrapping(runner, "wrapped-caller", ["layer", "wrap"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_layers_the_endpoint_answers_as_its_router_does() {
     // The same requests to a runner (direct answers) and to the endpoint's router served by
     // axum: the same status, body and headers but `date` and the runner's own.
-    let r = serve_runner(Runner::new(whoami_server())).await;
+    let r = serve_runner(Runner::new(whoami_server()).drain_delay(Duration::ZERO)).await;
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let router = stateless_mcp::StreamableHttp::new(whoami_server()).into_router();
