@@ -84,6 +84,17 @@ pub(crate) fn resource_server(config: &Config, _server: &Server) -> Result<Auth,
     Ok(None)
 }
 
+/// `runner` with its endpoint protected when authorization is on.
+pub(crate) fn protect_runner(auth: Auth, runner: crate::Runner) -> crate::Runner {
+    match auth {
+        #[cfg(feature = "auth")]
+        Some(rs) => runner.auth(rs),
+        #[cfg(not(feature = "auth"))]
+        Some(never) => match never {},
+        None => runner,
+    }
+}
+
 /// `router`, protected when authorization is on.
 pub(crate) fn protect(auth: Auth, router: Router) -> Router {
     match auth {

@@ -170,14 +170,7 @@ pub fn runner(
         .drain_delay(Duration::from_secs(config.drain_delay_secs))
         .shutdown_timeout(Duration::from_secs(config.shutdown_timeout_secs))
         .connection_limits(config.connection_limits());
-    #[cfg(feature = "auth")]
-    if let Some(resource_server) = auth {
-        runner = runner.auth(resource_server);
-    }
-    #[cfg(not(feature = "auth"))]
-    if let Some(never) = auth {
-        match never {}
-    }
+    runner = auth::protect_runner(auth, runner);
     if let Some(admin) = config.admin_listen {
         runner = runner.admin_listen(admin);
     }

@@ -9,7 +9,7 @@ use axum::body::Body;
 use futures_util::future::Either;
 use http::Request;
 use hyper::body::Incoming;
-use tower::{Service as _, ServiceExt as _};
+use tower::Service as _;
 
 use super::accept::App;
 use super::wrap::Answer;
@@ -31,12 +31,7 @@ impl Dispatch {
     pub(crate) fn into_service(self) -> impl App<Body> {
         let shared = Arc::new(self);
         tower::service_fn(move |request: Request<Incoming>| match &shared.direct {
-            Some(Answer::Plain(d)) if d.takes(&request) => {
-                Either::Left(Either::Left(d.answer(request)))
-            }
-            Some(Answer::Layered(d, layered)) if d.takes(&request) => Either::Left(Either::Right(
-                layered.clone().oneshot(request.map(Body::new)),
-            )),
+            Some(answer) if answer.takes(&request) => Either::Left(answer.call(request)),
             _ => Either::Right(shared.app.clone().call(request)),
         })
     }

@@ -7,11 +7,14 @@
 //! [`Runner::wrap_endpoint`]: super::Runner::wrap_endpoint
 
 use std::convert::Infallible;
+use std::future::Future;
 
 use axum::Router;
 use axum::body::Body;
 use axum::response::Response;
+use futures_util::future::Either;
 use http::Request;
+use tower::ServiceExt as _;
 use tower::util::BoxCloneSyncService;
 
 use crate::transport::http::direct::Direct;
@@ -72,22 +75,43 @@ impl Wrapping {
         if self.router_only {
             return (router, None);
         }
-        let answer = direct.map(|d| match self.direct {
-            None => Answer::Plain(d),
-            Some(wrap) => {
-                let service = wrap(BoxCloneSyncService::new(d.clone()));
-                Answer::Layered(d, service)
-            }
+        let layers = self.direct;
+        let answer = direct.map(|direct| Answer {
+            layered: layers.map(|wrap| wrap(BoxCloneSyncService::new(direct.clone()))),
+            direct,
         });
         (router, answer)
     }
 }
 
-/// What answers requests to the endpoint's path without the router.
+/// What answers requests to the endpoint's path without the router: the endpoint, in its
+/// layers when it has any.
 #[derive(Clone)]
-pub(crate) enum Answer {
-    /// The endpoint itself.
-    Plain(Direct),
-    /// The endpoint in layers (the [`Direct`] says which requests it takes).
-    Layered(Direct, EndpointService),
+pub(crate) struct Answer {
+    /// Which requests are answered, and the answer when there are no layers.
+    direct: Direct,
+    layered: Option<EndpointService>,
+}
+
+impl Answer {
+    /// Whether this answers `request` ([`Direct::takes`]).
+    pub(crate) fn takes<B>(&self, request: &Request<B>) -> bool {
+        self.direct.takes(request)
+    }
+
+    /// Answers `request` (one [`takes`](Self::takes) accepted).
+    pub(crate) fn call<B>(
+        &self,
+        request: Request<B>,
+    ) -> impl Future<Output = Result<Response, Infallible>> + Send + use<B>
+    where
+        B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+        B::Error: Into<axum::BoxError>,
+    {
+        let request = request.map(Body::new);
+        match &self.layered {
+            None => Either::Left(self.direct.answer(request)),
+            Some(layered) => Either::Right(layered.clone().oneshot(request)),
+        }
+    }
 }

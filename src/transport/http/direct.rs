@@ -50,16 +50,11 @@ impl Direct {
     /// endpoint's (over a kilobyte) would sit in every connection's task for as long as the
     /// connection lives (an open listen stream's included), where boxed it is freed once the
     /// response has left.
-    pub(crate) fn answer<B>(
+    pub(crate) fn answer(
         &self,
-        request: Request<B>,
-    ) -> BoxFuture<'static, Result<Response, Infallible>>
-    where
-        B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
-        B::Error: Into<axum::BoxError>,
-    {
+        request: Request<Body>,
+    ) -> BoxFuture<'static, Result<Response, Infallible>> {
         let endpoint = self.endpoint.clone();
-        let request = request.map(Body::new);
         Box::pin(async move { Ok(endpoint::handle(State(endpoint), request).await) })
     }
 }
