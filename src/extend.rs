@@ -9,9 +9,6 @@
 //!   is referenced, not copied), a [`Running`] handler whose notifications it relays before
 //!   the reply, or a [`Listen`] stream. `crate::transport::http` and
 //!   `crate::transport::stdio` are the two built in.
-//!   A transport that also serves 2025-11-25 sessions first asks [`classify`] which
-//!   [`Era`] a message speaks and hands legacy ones to the server's legacy path
-//!   ([`LegacyOutcome`]).
 //! - **A bus** implements [`NotifyBus`] (publish an event; subscribe with a
 //!   [`BusReceiver`]; [`Delivery`] and [`Fanout`] are the in-process halves every bus
 //!   shares); wrap it in a [`Notifier`](crate::notify::Notifier). Events are at most
@@ -24,7 +21,4 @@
 pub use crate::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 pub use crate::notify::{BusReceiver, Delivery, Fanout, MAX_EVENT_BYTES, NotifyBus};
 pub use crate::replay::ReplayStore;
-pub use crate::server::{
-    Era, Incoming, LegacyOutcome, Listen, Mirrored, MirroredHeaders, Outcome, Reply, Running,
-    classify,
-};
+pub use crate::server::{Incoming, Listen, Mirrored, MirroredHeaders, Outcome, Reply, Running};

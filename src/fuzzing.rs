@@ -64,7 +64,7 @@ pub fn sealed_state(token: &str, payload: &[u8], flip: usize) {
 /// A fuzzed legacy session id never opens; an issued one opens; a tampered one never
 /// opens; session ids and `requestState` tokens never open as each other.
 pub fn session_id(token: &str, version: &str, flip: usize) {
-    fuzz::session_round_trip(token, version, flip);
+    crate::legacy::fuzz::session_round_trip(token, version, flip);
 }
 
 /// A cursor resumes within its list or is refused; encoding round-trips.

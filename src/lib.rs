@@ -148,6 +148,7 @@ pub mod fixtures;
 #[cfg(doctest)]
 pub mod guide;
 pub mod handler;
+mod legacy;
 pub mod notify;
 pub mod observability;
 pub mod protocol;
@@ -158,7 +159,6 @@ mod runner;
 #[doc(hidden)]
 pub mod fuzzing;
 mod server;
-pub mod session;
 pub mod tasks;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -169,6 +169,7 @@ pub use handler::{
     HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
     ResourceTemplateDef, State, ToolDef, ToolError,
 };
+pub use legacy::store as session;
 pub use runner::{ConnectionLimits, EndpointService, Runner};
 pub use server::{
     Applied, Catalog, CatalogChange, ListenLimits, Server, ServerBuilder, StateKeys, StateKeysError,

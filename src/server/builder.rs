@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use super::advertised::Advertised;
 use super::catalog::Shared;
-use super::legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL, Legacy, Pending, SessionCache};
 use super::listen::{ListenLimits, Listeners};
 use super::lists::ListSettings;
 use super::seal::{DEFAULT_STATE_TTL, StateKeys};
@@ -18,6 +17,7 @@ use crate::handler::state::States;
 use crate::handler::{
     CompletionHandler, Handler, HandlerError, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
 };
+use crate::legacy::{DEFAULT_INPUT_TIMEOUT, DEFAULT_SESSION_TTL};
 use crate::notify::Notifier;
 use crate::protocol::{
     CachePolicy, CompleteRequest, CompleteResult, DiscoverResult, Implementation, JsonObject,
@@ -72,7 +72,7 @@ pub struct ServerBuilder {
     listen_limits: ListenLimits,
     states: States,
     legacy: bool,
-    session_store: Option<Arc<dyn crate::session::SessionStore>>,
+    session_store: Option<Arc<dyn crate::legacy::store::SessionStore>>,
     session_ttl: Duration,
     legacy_input_timeout: Duration,
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
@@ -352,7 +352,7 @@ impl ServerBuilder {
     /// Default: a [`MemorySessionStore`](crate::session::MemorySessionStore), which serves
     /// one replica only; several replicas need a shared store such as
     /// [`RedisSessionStore`](crate::session::RedisSessionStore).
-    pub fn session_store(mut self, store: Arc<dyn crate::session::SessionStore>) -> Self {
+    pub fn session_store(mut self, store: Arc<dyn crate::legacy::store::SessionStore>) -> Self {
         self.session_store = Some(store);
         self
     }
@@ -416,18 +416,18 @@ impl ServerBuilder {
             ..Default::default()
         };
         let supported_versions = vec![LATEST_PROTOCOL_VERSION];
-        let legacy = Legacy {
-            enabled: self.legacy,
-            store: self
-                .session_store
-                .unwrap_or_else(|| Arc::new(crate::session::MemorySessionStore::default())),
-            session_ttl: self.session_ttl,
-            input_timeout: self.legacy_input_timeout,
-            pending: Arc::new(Pending::new()),
-            sessions: SessionCache::default(),
-            capabilities: capabilities.clone(),
-            instructions: self.instructions.clone(),
-        };
+        let mut wings = super::Wings::default();
+        if self.legacy {
+            wings = wings.with(crate::legacy::State::new(crate::legacy::Settings {
+                store: self.session_store.unwrap_or_else(|| {
+                    Arc::new(crate::legacy::store::MemorySessionStore::default())
+                }),
+                session_ttl: self.session_ttl,
+                input_timeout: self.legacy_input_timeout,
+                capabilities: capabilities.clone(),
+                instructions: self.instructions.clone(),
+            }));
+        }
         let mut discover = DiscoverResult::new(
             supported_versions.iter().map(|v| v.to_string()).collect(),
             capabilities,
@@ -473,7 +473,7 @@ impl ServerBuilder {
                     .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
                 listeners: Listeners::new(self.listen_limits, fingerprints),
                 states: Arc::new(self.states),
-                legacy,
+                wings,
                 observer,
                 tasks: super::task_state::Tasks::new(
                     self.task_store

@@ -22,30 +22,30 @@ use crate::protocol::{BoxedMeta, ErrorObject, IdField, IncomingMessage, MetaWire
 /// (raw, or already read).
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "M: Deserialize<'de>"))]
-pub(super) struct ParamsView<'a, M = &'a RawValue> {
+pub(crate) struct ParamsView<'a, M = &'a RawValue> {
     #[serde(rename = "_meta", default)]
-    pub(super) meta: Option<M>,
+    pub(crate) meta: Option<M>,
     #[serde(borrow, default)]
-    pub(super) name: Option<&'a RawValue>,
+    pub(crate) name: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub(super) uri: Option<&'a RawValue>,
+    pub(crate) uri: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub(super) arguments: Option<&'a RawValue>,
+    pub(crate) arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub(super) cursor: Option<&'a RawValue>,
+    pub(crate) cursor: Option<&'a RawValue>,
     #[serde(
         rename = "inputResponses",
         borrow,
         default,
         deserialize_with = "present"
     )]
-    pub(super) input_responses: Option<&'a RawValue>,
+    pub(crate) input_responses: Option<&'a RawValue>,
     #[serde(rename = "requestState", borrow, default, deserialize_with = "present")]
-    pub(super) request_state: Option<&'a RawValue>,
+    pub(crate) request_state: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
-    pub(super) notifications: Option<&'a RawValue>,
+    pub(crate) notifications: Option<&'a RawValue>,
     #[serde(rename = "taskId", borrow, default)]
-    pub(super) task_id: Option<&'a RawValue>,
+    pub(crate) task_id: Option<&'a RawValue>,
 }
 
 impl<M> Default for ParamsView<'_, M> {
@@ -116,7 +116,7 @@ struct OnePass<'a> {
 }
 
 /// How far the params of a message have been read.
-pub(super) enum Params<'a> {
+pub(crate) enum Params<'a> {
     /// Read with the envelope; `None` when absent or `null`.
     Read(Option<ParamsView<'a, BoxedMeta<'a>>>),
     /// Left raw, for the step-by-step read.
@@ -137,7 +137,7 @@ fn raw_view(raw: Option<&RawValue>) -> Result<(Option<&RawValue>, ParamsView<'_>
 
 impl<'a> Params<'a> {
     /// `params.name`, raw, when the one-pass read found it.
-    pub(super) fn name(&self) -> Option<&'a RawValue> {
+    pub(crate) fn name(&self) -> Option<&'a RawValue> {
         match self {
             Params::Read(Some(view)) => view.name,
             _ => None,
@@ -147,7 +147,7 @@ impl<'a> Params<'a> {
     /// The params members and the validated `_meta` (boxed: it is large and moved on to
     /// the method), still borrowed from the body (`-32602` when params is not an object,
     /// `_meta` is missing or invalid).
-    pub(super) fn read(self) -> Result<(ParamsView<'a>, Box<MetaWire<'a>>), ErrorObject> {
+    pub(crate) fn read(self) -> Result<(ParamsView<'a>, Box<MetaWire<'a>>), ErrorObject> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
@@ -167,7 +167,7 @@ impl<'a> Params<'a> {
     /// The params members and the `_meta` as sent, for a legacy request (whose `_meta`
     /// carries no protocol version or capabilities: the session does). `-32602` when
     /// params or `_meta` is not an object.
-    pub(super) fn read_legacy(self) -> Result<(ParamsView<'a>, MetaWire<'a>), ErrorObject> {
+    pub(crate) fn read_legacy(self) -> Result<(ParamsView<'a>, MetaWire<'a>), ErrorObject> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
@@ -183,7 +183,7 @@ impl<'a> Params<'a> {
 /// A request's validated `_meta` on its way to its method: still borrowed from the body (a
 /// 2026 request), or built already (a legacy request's, from its session). Only methods
 /// that run a handler make it an owned [`RequestMeta`].
-pub(in crate::server) enum Meta<'a> {
+pub(crate) enum Meta<'a> {
     /// Read from the body, checked; its protocol version is the server's `&'static str`
     /// equal to the one sent.
     Wire(Box<MetaWire<'a>>, &'static str),
@@ -193,7 +193,7 @@ pub(in crate::server) enum Meta<'a> {
 
 impl Meta<'_> {
     /// The owned `_meta`.
-    pub(in crate::server) fn into_owned(self) -> RequestMeta {
+    pub(crate) fn into_owned(self) -> RequestMeta {
         match self {
             Meta::Wire(wire, _) => (*wire).into_meta(),
             Meta::Owned(meta) => *meta,
@@ -202,7 +202,7 @@ impl Meta<'_> {
 
     /// The `_meta` for a handler's context: a 2026 request's stays in `body` (the body it
     /// was read from) until the handler asks for it.
-    pub(in crate::server) fn into_context(self, body: &Bytes) -> ContextMeta {
+    pub(crate) fn into_context(self, body: &Bytes) -> ContextMeta {
         match self {
             Meta::Wire(wire, version) => {
                 ContextMeta::deferred((*wire).defer(version, body), body.clone())
@@ -213,13 +213,13 @@ impl Meta<'_> {
 }
 
 /// One JSON-RPC message, its params read as far as the one-pass read got.
-pub(super) struct Message<'a> {
-    pub(super) jsonrpc: Option<&'a RawValue>,
-    pub(super) id: IdField,
-    pub(super) method: Option<&'a RawValue>,
-    pub(super) params: Params<'a>,
-    pub(super) result: Option<&'a RawValue>,
-    pub(super) error: Option<&'a RawValue>,
+pub(crate) struct Message<'a> {
+    pub(crate) jsonrpc: Option<&'a RawValue>,
+    pub(crate) id: IdField,
+    pub(crate) method: Option<&'a RawValue>,
+    pub(crate) params: Params<'a>,
+    pub(crate) result: Option<&'a RawValue>,
+    pub(crate) error: Option<&'a RawValue>,
 }
 
 fn classify_unparsable(e: &serde_json::Error) -> ErrorObject {
@@ -244,7 +244,7 @@ fn first_byte(body: &[u8]) -> Option<u8> {
 
 /// Reads the body as one JSON-RPC object, telling a syntax error (`-32700`) from valid JSON
 /// of the wrong shape (`-32600`: batches, scalars, responses).
-pub(super) fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObject> {
+pub(crate) fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObject> {
     let text = utf8(body)?;
     let first = first_byte(body);
     if first != Some(b'{') {
@@ -263,7 +263,7 @@ pub(super) fn parse_message(body: &[u8]) -> Result<IncomingMessage<'_>, ErrorObj
 
 /// Reads a message: in one pass when it is well-formed, else step by step (see the module
 /// docs). `Err` is the envelope's own error (`-32700`, `-32600`).
-pub(super) fn read(body: &[u8]) -> Result<Message<'_>, ErrorObject> {
+pub(crate) fn read(body: &[u8]) -> Result<Message<'_>, ErrorObject> {
     let text = utf8(body)?;
     let one_pass = match first_byte(body) {
         Some(b'{') => serde_json::from_str::<OnePass<'_>>(text).ok(),
@@ -292,7 +292,7 @@ pub(super) fn read(body: &[u8]) -> Result<Message<'_>, ErrorObject> {
 
 /// `text` as [`Bytes`]: a part of `body` shares it (a string read without escapes), any
 /// other text is copied.
-pub(super) fn shared(body: &Bytes, text: &str) -> Bytes {
+pub(crate) fn shared(body: &Bytes, text: &str) -> Bytes {
     match crate::protocol::strict::offset_in(body, text) {
         Some(at) => body.slice(at..at + text.len()),
         None => Bytes::copy_from_slice(text.as_bytes()),
@@ -300,7 +300,7 @@ pub(super) fn shared(body: &Bytes, text: &str) -> Bytes {
 }
 
 /// A params member that must be a string (`-32602` when missing or not a string).
-pub(super) fn string_field<'a>(
+pub(crate) fn string_field<'a>(
     raw: Option<&'a RawValue>,
     field: &str,
 ) -> Result<Cow<'a, str>, ErrorObject> {
@@ -311,7 +311,7 @@ pub(super) fn string_field<'a>(
 }
 
 /// A params member that may be absent but must be a string when present.
-pub(super) fn optional_string<'a>(
+pub(crate) fn optional_string<'a>(
     raw: Option<&'a RawValue>,
     field: &str,
 ) -> Result<Option<Cow<'a, str>>, ErrorObject> {

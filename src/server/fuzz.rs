@@ -1,16 +1,10 @@
 //! The invariants of the server's decoders, for the fuzz targets (feature `fuzzing` only;
 //! reached through [`crate::fuzzing`]). Each function panics when its invariant breaks.
 //!
-//! May import: the server's own decoders (`envelope`, `cursor`, `seal`, the legacy session
-//! tokens).
-
-use std::time::Duration;
 
 use super::cursor;
 use super::envelope::{self, Params};
-use super::legacy::{SessionCache, session};
 use super::seal::{Purpose, Refused, StateKeys};
-use crate::protocol::ClientCapabilities;
 
 /// The params of a message as both reads see them: `Ok((name, protocolVersion))` or the
 /// error code.
@@ -73,7 +67,7 @@ pub(crate) fn cursor_round_trip(text: &str, offset: usize, len: usize) {
 }
 
 /// The fixed key ring of the fuzz targets.
-fn keys() -> &'static StateKeys {
+pub(crate) fn keys() -> &'static StateKeys {
     static KEYS: std::sync::OnceLock<StateKeys> = std::sync::OnceLock::new();
     KEYS.get_or_init(|| {
         "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=,k0:HxwdGhsZGBcWFRQTEhEQDw4NDAsKCQgHBgUEAwIBAAA="
@@ -104,41 +98,4 @@ pub(crate) fn sealed_round_trip(token: &str, payload: &[u8], flip: usize) {
         Err(Refused::TooLarge) => panic!("a token of the same length is too large"),
         Err(_) => {}
     }
-}
-
-/// A fuzzed legacy session id never opens; an issued one opens to what it was issued with;
-/// one changed byte never opens; a `requestState` never opens as a session, nor a session
-/// as a `requestState`.
-pub(crate) fn session_round_trip(token: &str, version: &str, flip: usize) {
-    let ttl = Duration::from_secs(3600);
-    // Opened the way requests open them: through a replica's cache.
-    let cache = SessionCache::default();
-    let open = |token: &str| cache.open(keys(), Some(token), None, ttl);
-    if let Ok(s) = open(token) {
-        panic!("a fuzzed session id opened: {token:?} -> {}", s.version);
-    }
-    let caps = ClientCapabilities::default();
-    let Ok(issued) = session::issue(keys(), version, &caps, None, None) else {
-        return;
-    };
-    let opened = open(&issued).expect("an issued id opens");
-    assert_eq!(opened.version, version);
-    assert!(
-        keys().open_bytes(Purpose::REQUEST_STATE, &issued).is_err(),
-        "a session id opened as a requestState"
-    );
-    if let Ok(state) = keys().seal_bytes(Purpose::REQUEST_STATE, version.as_bytes()) {
-        assert!(
-            open(&state).is_err(),
-            "a requestState opened as a session id"
-        );
-    }
-    let mut bytes = issued.into_bytes();
-    let i = flip % bytes.len();
-    bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
-    let tampered = String::from_utf8(bytes).expect("ids are ASCII");
-    assert!(
-        open(&tampered).is_err(),
-        "a tampered session id opened: {tampered}"
-    );
 }

@@ -19,8 +19,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::Server;
+use super::ask::Ask;
 use super::envelope::{self, Meta, Params, ParamsView, optional_string};
-use super::legacy::Asker;
 use super::listen;
 use super::lists::Page;
 use super::mirror::MirroredHeaders;
@@ -160,14 +160,23 @@ impl Server {
             }
         }
         let meta = Meta::Wire(meta, version);
-        self.dispatch_method(body, id, method, view, meta, mirror, extensions, None)
+        self.dispatch_method(
+            body,
+            id,
+            method,
+            view,
+            meta,
+            mirror,
+            extensions,
+            &Ask::Sealed,
+        )
     }
 
     /// Runs `method` for a request whose envelope, `_meta` and mirrored headers were
-    /// checked: the ladder's last rungs, shared with legacy requests (which bring an
-    /// [`Asker`] to put input requests to their client).
+    /// checked: the ladder's last rungs, shared with legacy requests (whose `ask` puts input
+    /// requests to their client over the request's stream).
     #[allow(clippy::too_many_arguments)]
-    pub(in crate::server) fn dispatch_method(
+    pub(crate) fn dispatch_method(
         &self,
         body: &Bytes,
         id: &RequestId,
@@ -176,7 +185,7 @@ impl Server {
         meta: Meta<'_>,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
-        asker: Option<Asker>,
+        ask: &Ask,
     ) -> Result<Outcome, ErrorObject> {
         let inner = &self.inner;
         let now = inner.catalog.load();
@@ -215,15 +224,15 @@ impl Server {
             TOOLS_CALL => {
                 self.gate(advertised.tools, method, "tools")?;
                 let meta = meta.into_context(body);
-                self.call_tool(reg, body, id, meta, &view, mirror, extensions, asker)
+                self.call_tool(reg, body, id, meta, &view, mirror, extensions, ask)
             }
             RESOURCES_READ => {
                 self.gate(advertised.resources, method, "resources")?;
-                self.read_resource(reg, id, meta.into_context(body), &view, extensions, asker)
+                self.read_resource(reg, id, meta.into_context(body), &view, extensions, ask)
             }
             PROMPTS_GET => {
                 self.gate(advertised.prompts, method, "prompts")?;
-                self.get_prompt(reg, id, meta.into_context(body), &view, extensions, asker)
+                self.get_prompt(reg, id, meta.into_context(body), &view, extensions, ask)
             }
             COMPLETION_COMPLETE => {
                 let handler = reg

@@ -92,12 +92,12 @@ impl ListenLimits {
 
 /// The replica-wide listen state: limits, the open-stream count, the shutdown signal.
 pub(crate) struct Listeners {
-    pub(crate) limits: ListenLimits,
+    limits: ListenLimits,
     /// This replica's lists, to compare with other replicas' announcements; a runtime
     /// change sends the new ones, which the fan-out turns into list-changed notifications.
     fingerprints: watch::Sender<Arc<ListFingerprints>>,
     open: Arc<AtomicUsize>,
-    pub(crate) shutdown: CancellationToken,
+    shutdown: CancellationToken,
     /// The replica's fan-out of bus events to its streams.
     hub: Hub,
 }
@@ -112,6 +112,16 @@ impl Listeners {
             open: Arc::new(AtomicUsize::new(0)),
             shutdown: CancellationToken::new(),
         }
+    }
+
+    /// The bounds on this replica's streams.
+    pub(crate) fn limits(&self) -> &ListenLimits {
+        &self.limits
+    }
+
+    /// Cancelled when the replica closes its streams (it drains).
+    pub(crate) fn shutdown(&self) -> &CancellationToken {
+        &self.shutdown
     }
 
     /// Tells every stream this replica's lists are now `fingerprints`.

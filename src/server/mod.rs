@@ -25,17 +25,17 @@
 //! - `envelope` (reading the body), `mirror` (header checks), `cursor`, `scopes`.
 //! - `outcome` and `reply`: what goes back to the transport; `listen` builds on `reply`.
 
-mod advertised;
+pub(crate) mod advertised;
+mod ask;
 mod builder;
 mod catalog;
 mod cursor;
-mod envelope;
+pub(crate) mod envelope;
 mod fanout;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
 mod ladder;
-mod legacy;
-mod listen;
+pub(crate) mod listen;
 mod lists;
 mod methods;
 mod mirror;
@@ -45,7 +45,7 @@ mod outcome;
 mod reply;
 mod runner;
 mod scopes;
-mod seal;
+pub(crate) mod seal;
 mod service;
 mod spliced;
 mod task_runner;
@@ -53,14 +53,16 @@ mod task_state;
 #[cfg(test)]
 mod test_support;
 
+use std::any::Any;
 use std::sync::Arc;
 
+pub(crate) use ask::{Ask, AskClient};
 pub use builder::ServerBuilder;
 pub use catalog::{Applied, Catalog, CatalogChange};
-pub use legacy::{Era, LegacyOutcome, classify};
 pub(crate) use listen::listen_closed;
 pub use listen::{Listen, ListenLimits};
 pub use mirror::{Mirrored, MirroredHeaders};
+pub(crate) use observed::{Labels, Observed};
 pub use outcome::{Outcome, Running};
 pub(crate) use reply::Body as ReplyBody;
 pub use reply::Reply;
@@ -94,10 +96,28 @@ pub(crate) struct Inner {
     pub(crate) replay: Arc<dyn crate::replay::ReplayStore>,
     pub(crate) listeners: listen::Listeners,
     pub(crate) states: Arc<crate::handler::state::States>,
-    pub(crate) legacy: legacy::Legacy,
+    /// What the wings keep per replica (the 2025-11-25 era's state).
+    pub(crate) wings: Wings,
     /// Opens each request's span and metrics series (labels from the frozen registry).
     pub(crate) observer: crate::observability::RequestObserver,
     pub(crate) tasks: task_state::Tasks,
+}
+
+/// What the wings keep per replica, carried by the core without knowing their types (one
+/// value per type): a wing holds a [`Server`] and finds its state here.
+#[derive(Default)]
+pub(crate) struct Wings(Vec<Arc<dyn Any + Send + Sync>>);
+
+impl Wings {
+    /// These wings and `state`.
+    pub(crate) fn with<T: Any + Send + Sync>(mut self, state: T) -> Self {
+        self.0.push(Arc::new(state));
+        self
+    }
+
+    fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.0.iter().find_map(|w| w.clone().downcast::<T>().ok())
+    }
 }
 
 impl std::fmt::Debug for Server {
@@ -134,7 +154,7 @@ impl Server {
     /// `SubscriptionsListenResult`), and every later one as soon as it is acknowledged. Call
     /// it when the process starts draining.
     pub fn close_listen_streams(&self) {
-        self.inner.listeners.shutdown.cancel();
+        self.inner.listeners.shutdown().cancel();
     }
 
     /// How many `subscriptions/listen` streams are open on this replica.
@@ -168,6 +188,26 @@ impl Server {
         now.registry
             .tool(name)
             .map_or_else(Vec::new, |t| t.header_params.clone())
+    }
+
+    /// The state a wing keeps here, if it has any.
+    pub(crate) fn wing<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.inner.wings.get::<T>()
+    }
+
+    /// The key ring that seals `requestState` (and the wings' own tokens, by purpose).
+    pub(crate) fn state_keys(&self) -> &StateKeys {
+        &self.inner.state_keys
+    }
+
+    /// What the server advertises (fixed at build).
+    pub(crate) fn advertised(&self) -> advertised::Advertised {
+        self.inner.catalog.advertised
+    }
+
+    /// The replica's listen streams (slots, limits, drain).
+    pub(crate) fn listeners(&self) -> &listen::Listeners {
+        &self.inner.listeners
     }
 
     /// The server's implementation info (sent in every result's `_meta`).

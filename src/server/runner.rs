@@ -15,6 +15,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::Server;
+use super::ask::{Ask, Invoke, rounds};
 use super::mrtr::Retry;
 use super::outcome::{Outcome, Running};
 use super::reply::Reply;
@@ -37,7 +38,7 @@ impl Drop for AbandonOnDrop {
 }
 
 impl Server {
-    /// Runs a handler: its context, cancellation on drop, panic isolation, `serverInfo`
+    /// Runs a handler once: its context, cancellation on drop, panic isolation, `serverInfo`
     /// stamping, sealing of `input_required` answers (for the methods that may give them,
     /// `mrtr` is `Some`) and encoding.
     pub(in crate::server) fn run<T, F, Fut>(
@@ -53,19 +54,48 @@ impl Server {
         F: FnOnce(RequestContext) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T, Stop>> + Send + 'static,
     {
-        self.run_with(id, meta, extensions, mrtr, false, make)
+        self.start(id, meta, extensions, mrtr, &Ask::Sealed, make)
     }
 
-    /// [`run`](Self::run), and for a legacy client's request (`streams`), whose handler may
-    /// put input requests to its client on the request's own stream: the stream is then
-    /// always there.
-    pub(in crate::server) fn run_with<T, F, Fut>(
+    /// Runs a handler that may ask its client for input, the way `ask` says: once, an
+    /// `InputRequired` answered `input_required` with sealed state ([`Ask::Sealed`]), or in
+    /// rounds whose requests travel over the request's stream ([`Ask::OverStream`]).
+    pub(in crate::server) fn run_asking<T, A, G, Fut>(
+        &self,
+        id: RequestId,
+        meta: ContextMeta,
+        extensions: Extensions,
+        retry: Retry,
+        ask: &Ask,
+        invoke: Invoke<A, G>,
+    ) -> Outcome
+    where
+        T: Serialize + StampResult + Send + 'static,
+        A: Clone + Send + 'static,
+        G: Fn(RequestContext, A) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, Stop>> + Send + 'static,
+    {
+        match ask {
+            Ask::Sealed => self.start(id, meta, extensions, Some(retry), ask, move |ctx| {
+                invoke.once(ctx)
+            }),
+            Ask::OverStream(client) => {
+                let client = client.clone();
+                self.start(id, meta, extensions, Some(retry), ask, move |ctx| {
+                    rounds(client, ctx, invoke)
+                })
+            }
+        }
+    }
+
+    /// The runner itself; `ask` says whether the request's messages always need a stream.
+    fn start<T, F, Fut>(
         &self,
         id: RequestId,
         meta: ContextMeta,
         extensions: Extensions,
         mrtr: Option<Retry>,
-        streams: bool,
+        ask: &Ask,
         make: F,
     ) -> Outcome
     where
@@ -76,7 +106,7 @@ impl Server {
         // Only a request that asked for progress or log messages (or whose handler may ask
         // its legacy client for input) can have messages before its reply.
         let (tx, events) =
-            if streams || meta.progress_token().is_some() || meta.log_level().is_some() {
+            if ask.streams() || meta.progress_token().is_some() || meta.log_level().is_some() {
                 let (tx, rx) = mpsc::channel(self.inner.event_buffer);
                 (Some(tx), Some(rx))
             } else {
@@ -148,7 +178,7 @@ impl Server {
         })
     }
 
-    pub(in crate::server) fn failed(&self, id: RequestId, method: &str, e: Error) -> Reply {
+    pub(crate) fn failed(&self, id: RequestId, method: &str, e: Error) -> Reply {
         if e.kind() == crate::ErrorKind::Internal {
             tracing::error!(request_id = %id, method, error = %e, "handler failed");
         }

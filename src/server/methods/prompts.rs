@@ -12,8 +12,8 @@ use crate::handler::{HandlerError, PromptDef, PromptHandler};
 use crate::protocol::methods::PROMPTS_GET;
 use crate::protocol::{ErrorObject, RequestId};
 use crate::server::Server;
+use crate::server::ask::{Ask, Invoke};
 use crate::server::envelope::{ParamsView, string_field};
-use crate::server::legacy::Asker;
 use crate::server::outcome::Outcome;
 use crate::server::seal::PendingArguments;
 
@@ -25,7 +25,7 @@ impl Server {
         meta: ContextMeta,
         view: &ParamsView<'_>,
         extensions: Extensions,
-        asker: Option<Asker>,
+        ask: &Ask,
     ) -> Result<Outcome, ErrorObject> {
         let name = string_field(view.name, "name")?;
         let prompt = reg.prompt(&name).ok_or_else(|| {
@@ -62,20 +62,13 @@ impl Server {
             view,
             &extensions,
         )?;
-        let handler = prompt.handler.clone();
-        let get = |ctx, handler: Arc<dyn PromptHandler>, arguments| {
-            let fut = handler.get(ctx, arguments);
-            async move { fut.await.map_err(HandlerError::into_stop) }
+        let invoke = Invoke {
+            args: (prompt.handler.clone(), arguments),
+            run: |ctx, (handler, arguments): (Arc<dyn PromptHandler>, _)| {
+                let fut = handler.get(ctx, arguments);
+                async move { fut.await.map_err(HandlerError::into_stop) }
+            },
         };
-        let (id, retry) = (id.clone(), Some(retry));
-        Ok(match asker {
-            None => self.run(id, meta, extensions, retry, move |ctx| {
-                get(ctx, handler, arguments)
-            }),
-            // A legacy client's call runs again, here, with each round of answers.
-            Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
-                asker.rounds(ctx, move |ctx| get(ctx, handler.clone(), arguments.clone()))
-            }),
-        })
+        Ok(self.run_asking(id.clone(), meta, extensions, retry, ask, invoke))
     }
 }

@@ -12,8 +12,8 @@ use crate::handler::registry::Registry;
 use crate::protocol::methods::RESOURCES_READ;
 use crate::protocol::{ErrorObject, RequestId};
 use crate::server::Server;
+use crate::server::ask::{Ask, Invoke};
 use crate::server::envelope::{ParamsView, string_field};
-use crate::server::legacy::Asker;
 use crate::server::outcome::Outcome;
 use crate::server::seal::PendingArguments;
 
@@ -25,7 +25,7 @@ impl Server {
         meta: ContextMeta,
         view: &ParamsView<'_>,
         extensions: Extensions,
-        asker: Option<Asker>,
+        ask: &Ask,
     ) -> Result<Outcome, ErrorObject> {
         let uri = string_field(view.uri, "uri")?.into_owned();
         if !crate::handler::registry::has_scheme(&uri) {
@@ -45,25 +45,17 @@ impl Server {
             view,
             &extensions,
         )?;
-        let read = move |ctx, handler: Arc<dyn ResourceHandler>, uri, vars| {
-            let fut = handler.read(ctx, uri, vars);
-            async move {
-                let mut result = fut.await.map_err(crate::handler::HandlerError::into_stop)?;
-                result.cache.get_or_insert(policy);
-                Ok(result)
-            }
+        let invoke = Invoke {
+            args: (handler, uri, vars, policy),
+            run: |ctx, (handler, uri, vars, policy): (Arc<dyn ResourceHandler>, _, _, _)| {
+                let fut = handler.read(ctx, uri, vars);
+                async move {
+                    let mut result = fut.await.map_err(crate::handler::HandlerError::into_stop)?;
+                    result.cache.get_or_insert(policy);
+                    Ok(result)
+                }
+            },
         };
-        let (id, retry) = (id.clone(), Some(retry));
-        Ok(match asker {
-            None => self.run(id, meta, extensions, retry, move |ctx| {
-                read(ctx, handler, uri, vars)
-            }),
-            // A legacy client's call runs again, here, with each round of answers.
-            Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
-                asker.rounds(ctx, move |ctx| {
-                    read(ctx, handler.clone(), uri.clone(), vars.clone())
-                })
-            }),
-        })
+        Ok(self.run_asking(id.clone(), meta, extensions, retry, ask, invoke))
     }
 }

@@ -20,8 +20,8 @@ use crate::handler::{RequestContext, ToolHandler};
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId};
 use crate::server::Server;
+use crate::server::ask::{Ask, Invoke};
 use crate::server::envelope::{ParamsView, shared, string_field};
-use crate::server::legacy::Asker;
 use crate::server::mirror::MirroredHeaders;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
@@ -50,7 +50,7 @@ fn check_output(schema: &jsonschema::Validator, result: &CallToolResult) -> Resu
 }
 
 /// Runs a tool's handler once and checks its output.
-async fn invoke(
+async fn call_handler(
     handler: Arc<dyn ToolHandler>,
     output: Option<Arc<jsonschema::Validator>>,
     ctx: RequestContext,
@@ -77,7 +77,7 @@ impl Server {
         view: &ParamsView<'_>,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
-        asker: Option<Asker>,
+        ask: &Ask,
     ) -> Result<Outcome, ErrorObject> {
         let name = string_field(view.name, "name")?;
         let tool = reg.tool(&name).ok_or_else(|| {
@@ -99,7 +99,7 @@ impl Server {
             &extensions,
         )?;
         if tool.task_support != TaskSupport::Forbidden {
-            if asker.is_none() && declares_tasks(meta.client_capabilities()) {
+            if ask.is_sealed() && declares_tasks(meta.client_capabilities()) {
                 let work = TaskWork::new(name.into_owned(), arguments.clone());
                 let call = tool_call(tool, arguments);
                 let meta = meta.into_owned();
@@ -109,20 +109,15 @@ impl Server {
                 return Err(missing_tasks_extension());
             }
         }
-        let handler = tool.handler.clone();
-        let output = tool.output_validator.clone();
-        let (id, retry) = (id.clone(), Some(retry));
-        Ok(match asker {
-            None => self.run(id, meta, extensions, retry, move |ctx| {
-                invoke(handler, output, ctx, arguments)
-            }),
-            // A legacy client's call runs again, here, with each round of answers.
-            Some(asker) => self.run_with(id, meta, extensions, retry, true, move |ctx| {
-                asker.rounds(ctx, move |ctx| {
-                    invoke(handler.clone(), output.clone(), ctx, arguments.clone())
-                })
-            }),
-        })
+        let invoke = Invoke {
+            args: (
+                tool.handler.clone(),
+                tool.output_validator.clone(),
+                arguments,
+            ),
+            run: |ctx, (handler, output, arguments)| call_handler(handler, output, ctx, arguments),
+        };
+        Ok(self.run_asking(id.clone(), meta, extensions, retry, ask, invoke))
     }
 
     /// The arguments read as a `Value` (`-32602` when not an object), their `Mcp-Param-*`
@@ -191,5 +186,5 @@ impl Server {
 fn tool_call(tool: &RegisteredTool, arguments: Value) -> ToolCall {
     let handler = tool.handler.clone();
     let output = tool.output_validator.clone();
-    Box::new(move |ctx| Box::pin(invoke(handler, output, ctx, arguments)))
+    Box::new(move |ctx| Box::pin(call_handler(handler, output, ctx, arguments)))
 }

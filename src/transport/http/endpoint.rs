@@ -14,7 +14,6 @@ use http::request::Parts;
 use http::{Extensions, Method};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument as _;
 
 use super::guard::{self, AllowList};
 use super::limits::in_flight::{InFlightLimit, Slot};
@@ -23,14 +22,18 @@ use super::rejection::{
     BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, PayloadTooLarge,
 };
 use super::request_headers::RequestHeaders;
-use super::{legacy, negotiate, reply};
-use crate::observability::metrics::{self, Refusal, RequestOutcome};
-use crate::observability::{RequestProbe, traceparent_header};
-use crate::server::{Era, Outcome, Running, Server, classify};
+use super::{negotiate, reply};
+use crate::legacy::classify::{Era, classify};
+use crate::legacy::{Legacy, http as legacy};
+use crate::observability::metrics::{self, Refusal};
+use crate::observability::traceparent_header;
+use crate::server::{Outcome, Running, Server};
 
 /// Everything the endpoint needs, shared by all requests.
 pub(crate) struct Endpoint {
     pub(crate) server: Server,
+    /// The 2025-11-25 wing, when the server serves legacy clients.
+    pub(crate) legacy: Option<Legacy>,
     pub(crate) body_limit: usize,
     pub(crate) hosts: AllowList,
     pub(crate) origins: AllowList,
@@ -165,32 +168,34 @@ async fn process(
         tracing::debug!(%why, "refused by the Host/Origin allowlist");
         return Err(ForbiddenOrigin(format!("Forbidden: {why}")).into_response());
     }
-    let legacy = ep.server.legacy_enabled();
-    let session = if legacy {
-        match legacy::session_id(headers.session_id) {
-            Ok(s) => s,
-            Err(why) => return Err(legacy::bad_session(why)),
-        }
-    } else {
-        None
+    let legacy = ep.legacy.as_ref();
+    let session = match legacy.map(|_| legacy::session_id(headers.session_id)) {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some(s))) => Some(s),
+        Some(Err(why)) => return Err(legacy::bad_session(why)),
     };
     if parts.method != Method::POST {
-        let mut probe = ep.server.start_probe(mirror);
-        let span = probe.span().clone();
-        // The legacy branches are boxed: inline, their futures would make every request's
-        // future larger, and it is moved (copied) on its way into hyper.
-        let response = match (session, &parts.method) {
-            (Some(s), &Method::GET) => {
-                let accept = (&parts.headers, headers.accept);
-                Box::pin(legacy::stream(ep, accept, &extensions, s, &mut probe).instrument(span))
-                    .await
-            }
-            (Some(s), &Method::DELETE) => {
-                Box::pin(legacy::end(ep, &extensions, s, &mut probe).instrument(span)).await
-            }
-            _ => return Err(MethodNotAllowed.into_response()),
+        // A legacy session's GET and DELETE (boxed: inline, their futures would make every
+        // request's future larger, and it is moved on its way into hyper).
+        let (Some(legacy), Some(session)) = (legacy, session) else {
+            return Err(MethodNotAllowed.into_response());
         };
-        return Ok(observed_legacy(response, probe));
+        let request = legacy::Request {
+            legacy,
+            mirror,
+            session: Some(session),
+            extensions,
+            keep_alive: ep.keep_alive,
+        };
+        return Ok(match parts.method {
+            Method::GET => {
+                ep.close_listen_streams_on_shutdown();
+                let accept = (&parts.headers, headers.accept);
+                Box::pin(legacy::stream(request, accept)).await
+            }
+            Method::DELETE => Box::pin(legacy::end(request)).await,
+            _ => return Err(MethodNotAllowed.into_response()),
+        });
     }
     let accepts =
         negotiate::accepts(headers.accept, &parts.headers).map_err(IntoResponse::into_response)?;
@@ -199,18 +204,17 @@ async fn process(
     if let Some(tp) = traceparent_header(headers.traceparent.first()) {
         extensions.insert(tp);
     }
-    if legacy && classify(&mirror.protocol_version, session.is_some(), &bytes) == Era::Legacy {
-        let mut probe = ep.server.start_probe(mirror);
-        let span = probe.span().clone();
-        let response = Box::pin(
-            async {
-                let out = ep.server.handle_legacy(&bytes, session, extensions).await;
-                legacy::respond(out, accepts, ep.keep_alive, &mut probe).await
-            }
-            .instrument(span),
-        )
-        .await;
-        return Ok(observed_legacy(response, probe));
+    if let Some(legacy) = legacy
+        .filter(|_| classify(&mirror.protocol_version, session.is_some(), &bytes) == Era::Legacy)
+    {
+        let request = legacy::Request {
+            legacy,
+            mirror,
+            session,
+            extensions,
+            keep_alive: ep.keep_alive,
+        };
+        return Ok(Box::pin(legacy::post(request, &bytes, accepts)).await);
     }
     let outcome = match ep.server.handle(&bytes, Some(mirror), extensions) {
         Outcome::Running(Running { reply, events }) if events.is_none() || !accepts.sse => {
@@ -228,11 +232,4 @@ async fn process(
     };
     // Boxed, as the legacy branches: streams are the rare case.
     Ok(Box::pin(reply::respond(outcome, accepts, ep.keep_alive)).await)
-}
-
-/// A legacy exchange (observed in the endpoint: its sessions and streams are HTTP's): what the
-/// legacy path did not record itself is recorded as the HTTP rejection it answered.
-fn observed_legacy(response: Response, mut probe: RequestProbe) -> Response {
-    probe.finish(RequestOutcome::Rejected(response.status().as_u16()));
-    response
 }

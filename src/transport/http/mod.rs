@@ -36,11 +36,10 @@ pub(crate) mod direct;
 mod endpoint;
 mod guard;
 pub mod headers;
-mod legacy;
 pub(crate) mod limits;
-mod negotiate;
-mod rejection;
-mod reply;
+pub(crate) mod negotiate;
+pub(crate) mod rejection;
+pub(crate) mod reply;
 pub(crate) mod request_headers;
 
 use std::sync::Arc;
@@ -50,7 +49,7 @@ use axum::Router;
 use axum::routing::any;
 use tokio_util::sync::CancellationToken;
 
-pub use legacy::SESSION_ID;
+pub use headers::SESSION_ID;
 pub use limits::RateLimit;
 pub use rejection::{
     BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, NotAcceptable, PayloadTooLarge,
@@ -261,6 +260,7 @@ impl StreamableHttp {
     {
         let path = self.path.clone();
         let endpoint = Arc::new(Endpoint {
+            legacy: crate::legacy::Legacy::of(&self.server),
             server: self.server,
             body_limit: self.body_limit,
             hosts: self.hosts,

@@ -9,7 +9,7 @@
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderMap, HeaderName};
 
-use super::legacy::SESSION_ID;
+use super::headers::SESSION_ID;
 use crate::mirrored::{Collector, Found, MirroredHeaders};
 use crate::observability::TRACEPARENT;
 

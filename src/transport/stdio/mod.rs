@@ -10,7 +10,7 @@
 //! - **Both eras.** 2026-07-28 requests describe themselves. A 2025-11-25 client sends
 //!   `initialize` first (when the server serves legacy clients); the session it opens is
 //!   this process's, so its later messages need no session id: they go to the legacy path
-//!   ([`Server::handle_legacy`]) with that session, observed as 2026 requests are. A
+//!   (the 2025-11-25 wing) with that session, observed as 2026 requests are. A
 //!   handler's `InputRequired` becomes `elicitation/create`, `sampling/createMessage` or
 //!   `roots/list` requests on stdout (those the client's capabilities allow, else
 //!   `-32021`); the client's answers, JSON-RPC responses on stdin, resume the call (late,
@@ -70,7 +70,6 @@
 //! ```
 
 mod framing;
-mod legacy;
 mod pipes;
 mod session;
 

@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::framing::{Frame, LineDecoder};
-use super::legacy::{Handled, LegacySession, Notifications, is_response};
 use super::pipes::{Input, Output};
+use crate::legacy::stdio::{Handled, LegacySession, Notifications, is_response};
 use crate::protocol::{ErrorCode, ErrorObject, IncomingMessage, RequestId};
 use crate::server::{Listen, Outcome, Reply, ReplyBody, Running, Server};
 
@@ -102,6 +102,7 @@ pub(super) async fn run(
         flushed,
     } = output;
     let max = settings.max_in_flight.max(1);
+    let legacy = LegacySession::new(&server);
     let session = Session {
         server,
         settings,
@@ -113,7 +114,7 @@ pub(super) async fn run(
         shutdown,
         abort: broken.child_token(),
         draining: CancellationToken::new(),
-        legacy: LegacySession::default(),
+        legacy,
     };
     let mut decoder = LineDecoder::new(settings.line_limit);
     let end = loop {
@@ -244,7 +245,7 @@ impl Session {
     /// session it opened, which is this process's) to the legacy path, the rest to
     /// [`Server::handle`]. `None`: nothing to send (a legacy client's answer, delivered).
     async fn dispatch(&self, line: &Bytes) -> Option<(Outcome, Option<Notifications>)> {
-        match self.legacy.handle(&self.server, line, &self.draining).await {
+        match self.legacy.handle(line, &self.draining).await {
             Handled::NotLegacy => Some((self.server.handle(line, None, Extensions::new()), None)),
             Handled::Answer => None,
             Handled::Outcome(outcome, notifications) => Some((outcome, notifications)),

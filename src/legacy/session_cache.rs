@@ -4,7 +4,7 @@
 //! The cache only saves CPU: it maps the exact id text to what [`session::unseal`] read
 //! from it, which never changes for a given id. Everything that *can* change, or depends on
 //! the request, is still checked on every request: the caller (another principal → 404),
-//! the session's expiry, and what the shared [`SessionStore`](crate::session::SessionStore)
+//! the session's expiry, and what the shared [`SessionStore`](super::store::SessionStore)
 //! holds (a `DELETE` on any replica → 404 here at once; `setLevel`, subscriptions). Any
 //! replica still serves any request: one that never saw an id opens it from the token.
 //!
@@ -12,8 +12,6 @@
 //! most [`MAX_ENTRIES`] entries and about [`MAX_BYTES`] bytes of ids and claims. When full,
 //! expired entries go first, then arbitrary ones until half the room is free (each of
 //! those sessions is opened from its token again on its next request).
-//!
-//! May import: `session` (unsealing, admitting), `seal` (the ring).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -170,9 +168,10 @@ mod tests {
 
     use super::super::session::tests::{DAY, K1, K2, ring};
     use super::*;
+    use crate::legacy::store::{MemorySessionStore, SessionStore};
+    use crate::legacy::{Legacy, Refusal};
     use crate::protocol::ClientCapabilities;
     use crate::server::Server;
-    use crate::session::{MemorySessionStore, SessionStore};
 
     fn issue(keys: &StateKeys, principal: Option<&Principal>) -> String {
         let caps = ClientCapabilities::default();
@@ -285,14 +284,15 @@ mod tests {
             .session_store(store.clone())
             .build()
             .unwrap();
-        let token = issue(&server.inner.state_keys, None);
-        let (session, _) = server.session(None, Some(&token), None).await.unwrap();
-        assert_eq!(server.inner.legacy.sessions.len(), 1, "cached");
+        let legacy = Legacy::of(&server).unwrap();
+        let token = issue(server.state_keys(), None);
+        let (session, _) = legacy.session(None, Some(&token), None).await.unwrap();
+        assert_eq!(legacy.state.sessions.len(), 1, "cached");
         // Revoked in the shared store (as a DELETE on another replica does): refused here at
         // once, though this replica holds the opened id.
         store.revoke(&session.key, session.expires).await.unwrap();
-        let refused = server.session(None, Some(&token), None).await.unwrap_err();
-        assert_eq!(refused.status, Some(404));
-        assert_eq!(server.inner.legacy.sessions.len(), 1);
+        let refused = legacy.session(None, Some(&token), None).await.unwrap_err();
+        assert_eq!(refused.refusal, Some(Refusal::Unknown));
+        assert_eq!(legacy.state.sessions.len(), 1);
     }
 }

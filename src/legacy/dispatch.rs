@@ -1,21 +1,28 @@
 //! The POST path of a legacy client: the envelope, the handshake (`initialize`, which needs
-//! no session), the session check for everything else (missing `Mcp-Session-Id` → 400;
-//! not a live session of this caller, or deleted → 404), the methods only legacy clients
-//! have, then the methods both revisions share, run by the same code as on the 2026 path.
+//! no session), the session check for everything else (missing `Mcp-Session-Id`: refused as
+//! [`Refusal::Missing`]; not a live session of this caller, or deleted:
+//! [`Refusal::Unknown`]), the methods only legacy clients have, then the methods both
+//! revisions share, run by the core's ladder with this era's way of asking for input.
 //!
-//! JSON-RPC errors go with HTTP 200 on this wire (as the 2025-11-25 reference server sends
-//! them), except for a body that is not a JSON-RPC message (400).
+//! A refusal travels as a JSON-RPC error plus its [`Refusal`]; the HTTP side maps it to a
+//! status, and sends the other JSON-RPC errors with HTTP 200 (as the 2025-11-25 reference
+//! server does).
+
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::Extensions;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::Asker;
+use super::ask::Asker;
 use super::pending::Delivered;
 use super::session::{self, Refused, Session};
+use super::store::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings};
+use super::{Legacy, Refusal};
 use crate::handler::Principal;
 use crate::notify::{ChangeEvent, MAX_EVENT_BYTES};
+use crate::observability::RequestProbe;
 use crate::protocol::legacy::{
     INITIALIZE, InitializeParams, InitializeResult, LOGGING_SET_LEVEL, PING, RESOURCES_SUBSCRIBE,
     RESOURCES_UNSUBSCRIBE, SetLevelParams, SubscribeParams, negotiate_version,
@@ -24,45 +31,47 @@ use crate::protocol::methods::{DISCOVER, SUBSCRIPTIONS_LISTEN};
 use crate::protocol::strict::json_str;
 use crate::protocol::{ErrorObject, IdField, JsonObject, RequestId};
 use crate::server::envelope::{self, Meta};
-use crate::server::{Outcome, Reply, Server};
-use crate::session::SessionSettings;
+use crate::server::{Ask, Observed, Outcome, Reply};
 
 /// What the legacy path hands back to a transport.
 #[derive(Debug)]
-#[non_exhaustive]
-pub struct LegacyOutcome {
+pub(crate) struct LegacyOutcome {
     /// What to send, as on the 2026 path.
-    pub outcome: Outcome,
-    /// The HTTP status, when the outcome does not decide it (a refused session: 400, 404).
-    pub status: Option<u16>,
+    pub(crate) outcome: Outcome,
+    /// Why the request was refused, when it was (its HTTP status is the HTTP side's).
+    pub(crate) refusal: Option<Refusal>,
     /// The `Mcp-Session-Id` to send back (after `initialize`).
-    pub session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
 }
 
 impl LegacyOutcome {
-    fn of(outcome: Outcome) -> Self {
+    pub(super) fn of(outcome: Outcome) -> Self {
         LegacyOutcome {
             outcome,
-            status: None,
+            refusal: None,
             session_id: None,
         }
     }
 
-    fn error(id: Option<RequestId>, error: ErrorObject, status: u16) -> Self {
+    pub(super) fn refused(id: Option<RequestId>, error: ErrorObject, why: Refusal) -> Self {
+        Self::refused_with(Reply::error(id, error), why)
+    }
+
+    pub(super) fn refused_with(reply: Reply, why: Refusal) -> Self {
         LegacyOutcome {
-            outcome: Outcome::error(id, error),
-            status: Some(status),
+            outcome: Outcome::Ready(reply),
+            refusal: Some(why),
             session_id: None,
         }
     }
+}
 
-    /// The HTTP status a ready reply goes with on the legacy wire.
-    pub fn http_status(&self, reply: &Reply) -> u16 {
-        self.status.unwrap_or(match reply.error_code {
-            Some(-32700 | -32600) => 400,
-            _ if reply.retry_after_secs.is_some() => 503,
-            _ => 200,
-        })
+/// Over a transport without statuses (stdio) a legacy exchange is observed as a 2026 one:
+/// by its JSON-RPC outcome.
+impl Observed for LegacyOutcome {
+    fn observed(mut self, probe: RequestProbe) -> Self {
+        self.outcome = self.outcome.observed(probe);
+        self
     }
 }
 
@@ -82,30 +91,30 @@ fn empty(id: &RequestId) -> Outcome {
     Outcome::Ready(Reply::result(id, &JsonObject::new()))
 }
 
-/// A session refused: its status, and a JSON-RPC error naming why.
+/// A session refused: a JSON-RPC error naming why.
 fn refused(id: Option<RequestId>, why: Refused) -> LegacyOutcome {
-    LegacyOutcome::error(
-        id,
-        ErrorObject::invalid_request(why.message()),
-        why.status(),
-    )
+    let refusal = match why {
+        Refused::Missing => Refusal::Missing,
+        Refused::Unknown(_) => Refusal::Unknown,
+    };
+    LegacyOutcome::refused(id, ErrorObject::invalid_request(why.message()), refusal)
 }
 
-fn unavailable(id: Option<RequestId>, e: &crate::Error) -> LegacyOutcome {
+pub(super) fn unavailable(id: Option<RequestId>, e: &crate::Error) -> LegacyOutcome {
     tracing::error!(error = %e, "the session store could not answer");
-    LegacyOutcome::error(
+    LegacyOutcome::refused(
         id,
         ErrorObject::internal_error("Internal error: the session store is unavailable"),
-        503,
+        Refusal::Unavailable,
     )
 }
 
-impl Server {
-    /// Whether this server serves legacy (2025-11-25) clients on its endpoint.
-    pub fn legacy_enabled(&self) -> bool {
-        self.inner.legacy.enabled
-    }
+/// A message the session path cannot read.
+fn malformed(id: Option<RequestId>, error: ErrorObject) -> LegacyOutcome {
+    LegacyOutcome::refused(id, error, Refusal::Malformed)
+}
 
+impl Legacy {
     /// Opens a request's session and loads its settings: refused when missing (400),
     /// unknown or deleted (404); `Err` with 503 when the store cannot answer.
     pub(super) async fn session(
@@ -114,14 +123,14 @@ impl Server {
         session_id: Option<&str>,
         principal: Option<&Principal>,
     ) -> Result<(Session, SessionSettings), LegacyOutcome> {
-        let legacy = &self.inner.legacy;
-        let session = legacy
+        let state = &self.state;
+        let session = state
             .sessions
             .open(
-                &self.inner.state_keys,
+                self.server.state_keys(),
                 session_id,
                 principal,
-                legacy.session_ttl,
+                state.settings.session_ttl,
             )
             .map_err(|why| {
                 if let Refused::Unknown(reason) = why {
@@ -129,7 +138,8 @@ impl Server {
                 }
                 refused(id.cloned(), why)
             })?;
-        let settings = legacy
+        let settings = state
+            .settings
             .store
             .load(&session.key)
             .await
@@ -140,11 +150,12 @@ impl Server {
         Ok((session, settings))
     }
 
-    /// Handles one POST of a legacy client (see [legacy clients](crate#legacy-clients)):
-    /// `initialize` needs no session; anything else without `Mcp-Session-Id` is refused with
-    /// 400, and with one that names no live session of this caller with 404. `session_id` is
-    /// its `Mcp-Session-Id`, `extensions` reach handlers as on the 2026 path.
-    pub async fn handle_legacy(
+    /// Handles one message of a legacy client (see [legacy clients](crate#legacy-clients)):
+    /// `initialize` needs no session; anything else without a session id is refused
+    /// ([`Refusal::Missing`]), and with one that names no live session of this caller
+    /// ([`Refusal::Unknown`]). `session_id` is its `Mcp-Session-Id`, `extensions` reach
+    /// handlers as on the 2026 path.
+    pub(crate) async fn handle(
         &self,
         body: &Bytes,
         session_id: Option<&str>,
@@ -152,23 +163,23 @@ impl Server {
     ) -> LegacyOutcome {
         let msg = match envelope::read(body) {
             Ok(m) => m,
-            Err(e) => return LegacyOutcome::error(None, e, 400),
+            Err(e) => return malformed(None, e),
         };
         let echo = msg.id.echo();
         if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
             let e = ErrorObject::invalid_request("jsonrpc must be \"2.0\"");
-            return LegacyOutcome::error(echo, e, 400);
+            return malformed(echo, e);
         }
         let principal = extensions.get::<Principal>();
         let Some(method_raw) = msg.method else {
             if msg.result.is_some() || msg.error.is_some() {
                 return self.answer(msg.id, body, session_id, principal).await;
             }
-            return LegacyOutcome::error(echo, ErrorObject::invalid_request("Missing method"), 400);
+            return malformed(echo, ErrorObject::invalid_request("Missing method"));
         };
         let Some(method) = json_str(method_raw) else {
             let e = ErrorObject::invalid_request("method must be a string");
-            return LegacyOutcome::error(echo, e, 400);
+            return malformed(echo, e);
         };
         let id = match msg.id {
             IdField::Valid(id) => id,
@@ -184,11 +195,11 @@ impl Server {
             }
             IdField::Null => {
                 let e = ErrorObject::invalid_request("A request id must not be null");
-                return LegacyOutcome::error(None, e, 400);
+                return malformed(None, e);
             }
             IdField::Invalid => {
                 let e = ErrorObject::invalid_request("A request id must be a string or an integer");
-                return LegacyOutcome::error(None, e, 400);
+                return malformed(None, e);
             }
         };
         if method == INITIALIZE {
@@ -223,7 +234,7 @@ impl Server {
         };
         let version = negotiate_version(&p.protocol_version);
         let token = match session::issue(
-            &self.inner.state_keys,
+            self.server.state_keys(),
             version,
             &p.capabilities,
             Some(&p.client_info),
@@ -232,17 +243,17 @@ impl Server {
             Ok(t) => t,
             Err(e) => return LegacyOutcome::of(Outcome::error(Some(id), e.to_wire())),
         };
-        let legacy = &self.inner.legacy;
+        let settings = &self.state.settings;
         let mut result = InitializeResult::new(
             version,
-            legacy.capabilities.clone(),
-            (*self.inner.server_info).clone(),
+            settings.capabilities.clone(),
+            self.server.server_info().clone(),
         );
-        result.instructions = legacy.instructions.clone();
+        result.instructions = settings.instructions.clone();
         tracing::debug!(version, client = %p.client_info.name, "legacy session started");
         LegacyOutcome {
             outcome: Outcome::Ready(Reply::result(&id, &result)),
-            status: None,
+            refusal: None,
             session_id: Some(token),
         }
     }
@@ -259,8 +270,7 @@ impl Server {
         settings: SessionSettings,
         extensions: Extensions,
     ) -> Result<Outcome, ErrorObject> {
-        let legacy = &self.inner.legacy;
-        let store = &legacy.store;
+        let store = &self.state.settings.store;
         let unavailable = |e: crate::Error| {
             tracing::error!(error = %e, "the session store could not answer");
             ErrorObject::internal_error("Internal error: the session store is unavailable")
@@ -276,7 +286,7 @@ impl Server {
                 return Ok(empty(id));
             }
             RESOURCES_SUBSCRIBE | RESOURCES_UNSUBSCRIBE => {
-                if !self.inner.catalog.advertised.resources {
+                if !self.server.advertised().resources {
                     return Err(ErrorObject::method_not_found(
                         method,
                         "the server does not advertise the resources capability",
@@ -297,7 +307,7 @@ impl Server {
                     if !added {
                         return Err(ErrorObject::invalid_params(format!(
                             "Too many subscriptions: a session may hold {}",
-                            crate::session::MAX_SESSION_SUBSCRIPTIONS
+                            MAX_SESSION_SUBSCRIPTIONS
                         )));
                     }
                 } else {
@@ -332,15 +342,16 @@ impl Server {
             view.uri,
             &extensions,
         );
-        let asker = Asker {
+        let ask = Ask::OverStream(Arc::new(Asker {
             session: session.key,
             capabilities: session.capabilities,
-            timeout: legacy.input_timeout,
-            pending: legacy.pending.clone(),
-            notifier: self.inner.notifier.clone(),
-        };
+            timeout: self.state.settings.input_timeout,
+            pending: self.state.pending.clone(),
+            notifier: self.server.notifier().clone(),
+        }));
         let meta = Meta::Owned(Box::new(meta));
-        self.dispatch_method(body, id, method, view, meta, None, extensions, Some(asker))
+        self.server
+            .dispatch_method(body, id, method, view, meta, None, extensions, &ask)
     }
 
     /// Tells every replica that a session's settings changed (its GET stream re-reads them).
@@ -349,7 +360,7 @@ impl Server {
         let event = ChangeEvent::SessionChanged {
             session: key.to_owned(),
         };
-        if let Err(e) = self.inner.notifier.publish(event).await {
+        if let Err(e) = self.server.notifier().publish(event).await {
             tracing::warn!(error = %e, "could not announce a session change on the bus");
         }
     }
@@ -372,17 +383,17 @@ impl Server {
             return LegacyOutcome::of(Outcome::Accepted);
         };
         let text = String::from_utf8_lossy(body).into_owned();
-        let legacy = &self.inner.legacy;
-        let delivered = legacy
+        let delivered = self
+            .state
             .pending
-            .route(&id, &session.key, text, &self.inner.notifier)
+            .route(&id, &session.key, text, self.server.notifier())
             .await;
         if delivered == Delivered::TooLarge {
             let e = ErrorObject::invalid_request(format!(
                 "An answer to a server-to-client request that must travel to another replica \
                  may take at most {MAX_EVENT_BYTES} bytes"
             ));
-            return LegacyOutcome::error(None, e, 413);
+            return LegacyOutcome::refused(None, e, Refusal::TooLarge);
         }
         LegacyOutcome::of(Outcome::Accepted)
     }

@@ -1,18 +1,17 @@
 //! What a transport with one client per process (stdio) needs of a legacy session beyond
-//! [`Server::handle_legacy`]: the client's answers to server-to-client requests are
+//! [`Legacy::handle`]: the client's answers to server-to-client requests are
 //! delivered in this process only. Over HTTP an answer may land on any replica and is
 //! forwarded over the bus to the one holding the request; a stdio client can only be
 //! answering requests this process sent, so an answer naming another instance is late,
 //! unknown or forged, and is dropped with a log line rather than published.
-//!
-//! May import: `pending`, `dispatch` (the session check), `server::envelope`.
 
 use bytes::Bytes;
 
+use super::Legacy;
 use crate::protocol::IdField;
-use crate::server::{Server, envelope};
+use crate::server::envelope;
 
-impl Server {
+impl Legacy {
     /// A legacy client's JSON-RPC response `body` read on the input of the process whose
     /// session is `session_id`: handed to the request of that session waiting here, or
     /// dropped with a log line (late, duplicate, unknown, without a usable id, or the
@@ -32,9 +31,6 @@ impl Server {
             }
         };
         let text = String::from_utf8_lossy(body).into_owned();
-        self.inner
-            .legacy
-            .pending
-            .deliver_local(&id, &session.key, text);
+        self.state.pending.deliver_local(&id, &session.key, text);
     }
 }

@@ -10,7 +10,6 @@
 //! request of the same session (another client cannot answer it); a late, unknown or
 //! foreign answer is dropped with a log line.
 //!
-//! May import: `notify` (the bus), `protocol`. Knows nothing of dispatch or HTTP.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -7,9 +7,6 @@
 //! 2025-03-26), or an `Mcp-Session-Id`, or is an `initialize` (which real clients send with
 //! no version header), and in each case has no 2026 `_meta`.
 //!
-//! May import: `protocol` (version list, `_meta` key), `mirror` (the header as read). The
-//! body is looked at only when the header does not decide: a 2026 client over HTTP always
-//! sends the header, so its requests are classified without parsing anything.
 
 use std::sync::LazyLock;
 
@@ -23,7 +20,7 @@ use crate::server::Mirrored;
 
 /// The revision a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
+pub(crate) enum Era {
     /// 2026-07-28: the stateless ladder.
     Current,
     /// 2025-11-25 and earlier: sessions, `initialize`, server-to-client requests.
@@ -79,7 +76,7 @@ fn may_have_modern_meta(body: &[u8]) -> bool {
 
 /// The era of a POST: from its `MCP-Protocol-Version` header as read, whether it carries an
 /// `Mcp-Session-Id`, and (only when those do not decide) its body.
-pub fn classify(protocol_version: &Mirrored, has_session: bool, body: &[u8]) -> Era {
+pub(crate) fn classify(protocol_version: &Mirrored, has_session: bool, body: &[u8]) -> Era {
     let legacy_header = match protocol_version {
         Mirrored::Value(v) if is_legacy_version(v) => true,
         // A modern (or unknown, or unreadable) version: the ladder answers it.

@@ -12,7 +12,6 @@
 //! ends without a word when the server drains, when the session expires, or at the listen
 //! streams' maximum lifetime; the client opens it again, on any replica.
 //!
-//! May import: `listen` (slots, URI coverage), `notify`, `session`, `protocol`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -22,6 +21,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
+use super::store::{SessionSettings, SessionStore};
 use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints};
 use crate::observability::metrics;
 use crate::protocol::legacy::LegacyNotification;
@@ -30,7 +30,6 @@ use crate::protocol::{
 };
 use crate::server::advertised::Advertised;
 use crate::server::listen::{Slot, Versions, changed_lists, covers};
-use crate::session::{SessionSettings, SessionStore};
 
 #[derive(Serialize)]
 struct Updated<'a> {
@@ -188,9 +187,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::legacy::store::MemorySessionStore;
     use crate::notify::Notifier;
     use crate::server::listen::{ListenLimits, Listeners};
-    use crate::session::MemorySessionStore;
 
     fn fingerprints() -> ListFingerprints {
         ListFingerprints {

@@ -7,36 +7,37 @@ use std::time::SystemTime;
 
 use http::Extensions;
 
-use super::dispatch::LegacyOutcome;
+use super::dispatch::{LegacyOutcome, unavailable};
 use super::stream::Stream;
+use super::{Legacy, Refusal};
 use crate::handler::Principal;
 use crate::protocol::ErrorObject;
-use crate::server::{Listen, Outcome, Reply, Server};
+use crate::server::{Listen, Reply};
 
-impl Server {
+impl Legacy {
     /// Opens the GET stream of the legacy session `session_id`: list changes and the
     /// session's subscribed resource updates announced on any replica, until the session is
-    /// deleted or expires, or the server drains. `Err` carries the refusal to send (400,
-    /// 404, 503).
-    pub async fn open_legacy_stream(
+    /// deleted or expires, or the server drains. `Err` carries the refusal to send.
+    pub(crate) async fn open_stream(
         &self,
         session_id: Option<&str>,
         extensions: &Extensions,
     ) -> Result<Listen, LegacyOutcome> {
         let principal = extensions.get::<Principal>();
         let (session, settings) = self.session(None, session_id, principal).await?;
-        let inner = &self.inner;
-        let Some(slot) = inner.listeners.acquire() else {
-            let secs = inner.listeners.limits.retry_after.as_secs().max(1);
+        let listeners = self.server.listeners();
+        let limits = listeners.limits();
+        let Some(slot) = listeners.acquire() else {
+            let secs = limits.retry_after.as_secs().max(1);
             let mut reply = Reply::error(
                 None,
                 ErrorObject::internal_error(format!(
                     "Server busy: this replica holds its maximum of {} streams; retry in {secs} s",
-                    inner.listeners.limits.max_streams
+                    limits.max_streams
                 )),
             );
             reply.retry_after_secs = Some(u32::try_from(secs).unwrap_or(u32::MAX));
-            return Err(LegacyOutcome::of_reply(reply, 503));
+            return Err(LegacyOutcome::refused_with(reply, Refusal::Unavailable));
         };
         let now = tokio::time::Instant::now();
         let left = session
@@ -44,18 +45,18 @@ impl Server {
             .duration_since(SystemTime::now())
             .unwrap_or_default();
         let until_expiry = now + left;
-        let deadline = match inner.listeners.limits.max_lifetime {
+        let deadline = match limits.max_lifetime {
             Some(life) => until_expiry.min(now + life),
             None => until_expiry,
         };
         let stream = Stream {
             session,
             settings,
-            store: inner.legacy.store.clone(),
-            bus: inner.notifier.subscribe(),
-            lists: inner.catalog.advertised,
-            versions: inner.listeners.versions(),
-            shutdown: inner.listeners.shutdown.clone(),
+            store: self.state.settings.store.clone(),
+            bus: self.server.notifier().subscribe(),
+            lists: self.server.advertised(),
+            versions: listeners.versions(),
+            shutdown: listeners.shutdown().clone(),
             deadline: Some(deadline),
             _slot: slot,
         };
@@ -65,8 +66,8 @@ impl Server {
     }
 
     /// Ends the legacy session `session_id` on every replica (DELETE): later requests with
-    /// it get 404 everywhere. `Err` carries the refusal to send (400, 404, 503).
-    pub async fn end_legacy_session(
+    /// it are refused everywhere. `Err` carries the refusal to send.
+    pub(crate) async fn end_session(
         &self,
         session_id: Option<&str>,
         extensions: &Extensions,
@@ -74,27 +75,16 @@ impl Server {
         let principal = extensions.get::<Principal>();
         let (session, _) = self.session(None, session_id, principal).await?;
         if let Err(e) = self
-            .inner
-            .legacy
+            .state
+            .settings
             .store
             .revoke(&session.key, session.expires)
             .await
         {
-            tracing::error!(error = %e, "the session store could not record a DELETE");
-            let e = ErrorObject::internal_error("Internal error: the session store is unavailable");
-            return Err(LegacyOutcome::of_reply(Reply::error(None, e), 503));
+            tracing::error!("the session store could not record a DELETE");
+            return Err(unavailable(None, &e));
         }
         self.session_changed(&session.key).await;
         Ok(())
-    }
-}
-
-impl LegacyOutcome {
-    fn of_reply(reply: Reply, status: u16) -> Self {
-        LegacyOutcome {
-            outcome: Outcome::Ready(reply),
-            status: Some(status),
-            session_id: None,
-        }
     }
 }

@@ -7,31 +7,25 @@
 //! Only requests the session's client capabilities allow are sent; otherwise the call fails
 //! with `-32021` as on the 2026 path. A client that does not answer within the input
 //! timeout fails the call with a clear error; a client that disconnects cancels it (the
-//! stream, and with it this future, is dropped).
-//!
-//! May import: `pending`, `handler` (context, input), `protocol`.
+//! stream, and with it this future, is dropped). The rounds themselves are the core's
+//! ([`Ask::OverStream`](crate::server::Ask)); this is the half that talks to the client.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::pending::{Pending, Waiting};
 use crate::Error;
-use crate::handler::input::Stop;
 use crate::handler::{Input, InputRequired, RequestContext};
 use crate::notify::Notifier;
 use crate::protocol::legacy::ServerRequest;
 use crate::protocol::{ClientCapabilities, InputRequest, JsonObject};
-
-/// How many rounds of input one call may ask for before it is stopped (a handler that
-/// never accepts its answers would otherwise ask forever).
-pub(crate) const MAX_INPUT_ROUNDS: usize = 16;
+use crate::server::AskClient;
 
 /// What running a handler for a legacy session needs to ask its client.
-#[derive(Clone)]
 pub(crate) struct Asker {
     pub(crate) session: String,
     pub(crate) capabilities: ClientCapabilities,
@@ -56,32 +50,19 @@ fn params_of(request: &InputRequest) -> Result<Value, Error> {
         .unwrap_or(Value::Object(JsonObject::new())))
 }
 
-impl Asker {
-    /// Runs `invoke` until it stops asking for input: each `InputRequired` is sent to the
-    /// client and `invoke` runs again with the answers and the state it set.
-    pub(crate) async fn rounds<T, G, Fut>(self, ctx: RequestContext, invoke: G) -> Result<T, Stop>
-    where
-        G: Fn(RequestContext) -> Fut,
-        Fut: Future<Output = Result<T, Stop>>,
-    {
-        let mut ctx = ctx;
-        for _ in 0..MAX_INPUT_ROUNDS {
-            match invoke(ctx.clone()).await {
-                Err(Stop::Input(ask)) => {
-                    let input = self.ask(&ctx, ask).await.map_err(Stop::Error)?;
-                    ctx = ctx.with_input(input);
-                }
-                other => return other,
-            }
-        }
-        Err(Stop::Error(Error::internal(format!(
-            "{} asked for input {MAX_INPUT_ROUNDS} times without finishing",
-            ctx.method()
-        ))))
+impl AskClient for Asker {
+    fn ask<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        ask: InputRequired,
+    ) -> BoxFuture<'a, Result<Input, Error>> {
+        Box::pin(self.round(ctx, ask))
     }
+}
 
+impl Asker {
     /// Sends one round of input requests and waits for every answer.
-    async fn ask(&self, ctx: &RequestContext, ask: InputRequired) -> Result<Input, Error> {
+    async fn round(&self, ctx: &RequestContext, ask: InputRequired) -> Result<Input, Error> {
         if let Some(required) = ask.missing_capabilities(&self.capabilities) {
             return Err(Error::missing_client_capability(&required));
         }

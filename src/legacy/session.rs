@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Any replica holding the ring opens it; nothing about the session is kept anywhere else
-//! except what changes later (the [`SessionStore`](crate::session::SessionStore)). Its key
+//! except what changes later (the [`SessionStore`](super::store::SessionStore)). Its key
 //! there is the token's sealed random part `n`: unique per `initialize`, readable only by
 //! a holder of the ring, and bound to the token by the AEAD tag, so no digest of the whole
 //! token is needed. Opening refuses, and the client must initialize again (HTTP 404): a
@@ -17,7 +17,6 @@
 //! one issued before the store was keyed by `n` (its 12-byte `n`: its settings and a
 //! `DELETE` were recorded under another key, so it must not open as a fresh session).
 //!
-//! May import: `seal` (the ring, purposes, digests), `protocol`, `handler::Principal`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -71,22 +70,14 @@ pub(crate) struct Session {
 /// Why a request gets no session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refused {
-    /// No `Mcp-Session-Id` on a request that needs one: HTTP 400.
+    /// No `Mcp-Session-Id` on a request that needs one.
     Missing,
-    /// The id names no live session of this caller: HTTP 404 (the client initializes again).
+    /// The id names no live session of this caller (the client initializes again).
     /// The reason is for logs and metrics only.
     Unknown(&'static str),
 }
 
 impl Refused {
-    /// The HTTP status of the refusal.
-    pub(crate) fn status(self) -> u16 {
-        match self {
-            Refused::Missing => 400,
-            Refused::Unknown(_) => 404,
-        }
-    }
-
     /// What the client is told.
     pub(crate) fn message(self) -> String {
         match self {
@@ -206,13 +197,11 @@ pub(crate) fn unseal(keys: &StateKeys, token: &str, ttl: Duration) -> Result<Uns
 pub(super) mod tests {
     use super::*;
 
-    pub(in crate::server::legacy) const K1: &str =
-        "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-    pub(in crate::server::legacy) const K2: &str =
-        "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
-    pub(in crate::server::legacy) const DAY: Duration = Duration::from_secs(86_400);
+    pub(in crate::legacy) const K1: &str = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    pub(in crate::legacy) const K2: &str = "k2:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA=";
+    pub(in crate::legacy) const DAY: Duration = Duration::from_secs(86_400);
 
-    pub(in crate::server::legacy) fn ring(s: &str) -> StateKeys {
+    pub(in crate::legacy) fn ring(s: &str) -> StateKeys {
         s.parse().unwrap()
     }
 
@@ -269,7 +258,6 @@ pub(super) mod tests {
             open(&keys, None, Some(&alice), DAY).unwrap_err(),
             Refused::Missing
         );
-        assert_eq!(Refused::Missing.status(), 400);
         for (t, who, keys) in [
             (format!("{token}x"), Some(&alice), keys.clone()),
             (token.clone(), Some(&bob), keys.clone()),
@@ -279,7 +267,6 @@ pub(super) mod tests {
         ] {
             let e = open(&keys, Some(&t), who, DAY).unwrap_err();
             assert!(matches!(e, Refused::Unknown(_)), "{t}");
-            assert_eq!(e.status(), 404);
         }
         let later = SystemTime::now() + DAY + Duration::from_secs(1);
         assert_eq!(

@@ -1,0 +1,259 @@
+//! The HTTP side of legacy (2025-11-25) sessions on the same endpoint: `Mcp-Session-Id` in
+//! and out, GET (the session's SSE stream), DELETE (end the session), and the responses of
+//! the legacy POST path, which send JSON-RPC errors with HTTP 200 unless the request was
+//! refused: the only place where a [`Refusal`] becomes a status.
+//!
+//! Each exchange is observed by the core ([`Server::observe`](crate::server::Server)), as
+//! every request is; what it records is the [`Exchange`] as HTTP answers it.
+
+use std::time::Duration;
+
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use http::{Extensions, HeaderMap, HeaderName, HeaderValue, StatusCode};
+
+use super::{Legacy, LegacyOutcome, Refusal};
+use crate::mirrored::Found;
+use crate::observability::RequestProbe;
+use crate::observability::metrics::RequestOutcome;
+use crate::server::{Labels, Listen, MirroredHeaders, Observed, Outcome, Reply};
+use crate::transport::http::SESSION_ID;
+use crate::transport::http::negotiate::{self, Accepts};
+use crate::transport::http::rejection::{BodyUnreadable, NotAcceptable};
+use crate::transport::http::reply;
+
+const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(SESSION_ID);
+
+/// The request's `Mcp-Session-Id` (`found` by the endpoint's pass over its headers):
+/// `Ok(None)` when absent, `Err` (why it is unusable, for [`bad_session`]) when empty,
+/// repeated or not visible ASCII.
+pub(crate) fn session_id(found: Found<'_>) -> Result<Option<&str>, &'static str> {
+    match found.text() {
+        Ok(Some("")) => Err("it is empty"),
+        read => read,
+    }
+}
+
+/// 400 for an unusable `Mcp-Session-Id`.
+pub(crate) fn bad_session(why: &str) -> Response {
+    BodyUnreadable(format!("Bad Request: invalid Mcp-Session-Id header: {why}")).into_response()
+}
+
+/// The HTTP status of a refusal.
+fn refusal_status(why: Refusal) -> u16 {
+    match why {
+        Refusal::Malformed | Refusal::Missing => 400,
+        Refusal::Unknown => 404,
+        Refusal::Unavailable => 503,
+        Refusal::TooLarge => 413,
+    }
+}
+
+/// The HTTP status a ready legacy reply goes with.
+fn status(refusal: Option<Refusal>, reply: &Reply) -> u16 {
+    match refusal {
+        Some(why) => refusal_status(why),
+        None => match reply.error_code {
+            Some(-32700 | -32600) => 400,
+            _ if reply.retry_after_secs.is_some() => 503,
+            _ => 200,
+        },
+    }
+}
+
+/// A legacy exchange as HTTP answers it.
+enum Exchange {
+    /// What the POST path made of a message.
+    Post(LegacyOutcome),
+    /// A session's GET stream, opened.
+    Stream(Listen),
+    /// A session ended by DELETE.
+    Ended,
+    /// Refused by HTTP itself (a GET that does not accept an event stream).
+    Refused(Response),
+}
+
+impl Observed for Exchange {
+    fn observed(self, mut probe: RequestProbe) -> Self {
+        match self {
+            Exchange::Post(mut out) => {
+                out.outcome = match out.outcome {
+                    Outcome::Ready(reply) => {
+                        let status = status(out.refusal, &reply);
+                        probe.finish(match reply.error_code {
+                            Some(code) if status == 200 => RequestOutcome::Error(code),
+                            Some(_) => RequestOutcome::Rejected(status),
+                            None => RequestOutcome::Ok,
+                        });
+                        Outcome::Ready(reply)
+                    }
+                    other => other.observed(probe),
+                };
+                Exchange::Post(out)
+            }
+            Exchange::Stream(_) | Exchange::Ended => {
+                probe.finish(RequestOutcome::Ok);
+                self
+            }
+            Exchange::Refused(ref response) => {
+                probe.finish(RequestOutcome::Rejected(response.status().as_u16()));
+                self
+            }
+        }
+    }
+}
+
+/// A ready legacy reply, with the status it goes with.
+fn ready(refusal: Option<Refusal>, reply: Reply) -> Response {
+    let status = status(refusal, &reply);
+    let mut response = reply::json(reply);
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    response
+}
+
+fn with_session(mut response: Response, session: Option<String>) -> Response {
+    if let Some(id) = session.and_then(|s| HeaderValue::from_str(&s).ok()) {
+        response.headers_mut().insert(SESSION_ID_HEADER, id);
+    }
+    response
+}
+
+impl Exchange {
+    /// The response to send.
+    async fn respond(self, accepts: Accepts, keep_alive: Duration) -> Response {
+        match self {
+            Exchange::Post(out) => {
+                let response = match out.outcome {
+                    Outcome::Accepted => StatusCode::ACCEPTED.into_response(),
+                    Outcome::Ready(reply) => ready(out.refusal, reply),
+                    other => reply::respond(other, accepts, keep_alive).await,
+                };
+                with_session(response, out.session_id)
+            }
+            Exchange::Stream(listen) => {
+                reply::sse_response(listen.messages.map(reply::event), keep_alive)
+            }
+            Exchange::Ended => StatusCode::NO_CONTENT.into_response(),
+            Exchange::Refused(response) => response,
+        }
+    }
+
+    /// A refusal of the GET or DELETE path.
+    fn refusal(out: LegacyOutcome) -> Self {
+        match out.outcome {
+            Outcome::Ready(reply) => Exchange::Refused(ready(out.refusal, reply)),
+            _ => Exchange::Refused(StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+        }
+    }
+}
+
+/// What every legacy exchange over HTTP brings: the wing, the request's mirrored headers
+/// (its labels), the client's session id and its extensions.
+pub(crate) struct Request<'a> {
+    /// The wing.
+    pub(crate) legacy: &'a Legacy,
+    /// The request's mirrored headers.
+    pub(crate) mirror: &'a MirroredHeaders<'a>,
+    /// Its `Mcp-Session-Id`.
+    pub(crate) session: Option<&'a str>,
+    /// Its extensions (the principal, …).
+    pub(crate) extensions: Extensions,
+    /// The SSE keep-alive interval.
+    pub(crate) keep_alive: Duration,
+}
+
+/// The response to a legacy POST.
+pub(crate) async fn post(request: Request<'_>, body: &Bytes, accepts: Accepts) -> Response {
+    let Request {
+        legacy,
+        mirror,
+        session,
+        extensions,
+        keep_alive,
+    } = request;
+    let exchange = async { Exchange::Post(legacy.handle(body, session, extensions).await) };
+    legacy
+        .server()
+        .observe(Labels::Headers(mirror), exchange)
+        .await
+        .respond(accepts, keep_alive)
+        .await
+}
+
+/// GET with a session: the session's SSE stream.
+pub(crate) async fn stream(
+    request: Request<'_>,
+    (headers, accept): (&HeaderMap, Found<'_>),
+) -> Response {
+    let Request {
+        legacy,
+        mirror,
+        session,
+        extensions,
+        keep_alive,
+    } = request;
+    let exchange = async {
+        if !negotiate::allows_event_stream(accept, headers) {
+            let why = "Not Acceptable: a session's GET stream is a text/event-stream; Accept must allow it";
+            return Exchange::Refused(NotAcceptable(why.into()).into_response());
+        }
+        match legacy.open_stream(session, &extensions).await {
+            Ok(listen) => Exchange::Stream(listen),
+            Err(refused) => Exchange::refusal(refused),
+        }
+    };
+    legacy
+        .server()
+        .observe(Labels::Headers(mirror), exchange)
+        .await
+        .respond(Accepts { sse: true }, keep_alive)
+        .await
+}
+
+/// DELETE with a session: the session ends on every replica.
+pub(crate) async fn end(request: Request<'_>) -> Response {
+    let Request {
+        legacy,
+        mirror,
+        session,
+        extensions,
+        keep_alive,
+    } = request;
+    let exchange = async {
+        match legacy.end_session(session, &extensions).await {
+            Ok(()) => Exchange::Ended,
+            Err(refused) => Exchange::refusal(refused),
+        }
+    };
+    legacy
+        .server()
+        .observe(Labels::Headers(mirror), exchange)
+        .await
+        .respond(Accepts { sse: true }, keep_alive)
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ErrorObject, RequestId};
+
+    #[test]
+    fn refusals_and_errors_map_to_their_statuses() {
+        let error = |e: ErrorObject| Reply::error(Some(RequestId::from(1)), e);
+        let invalid = error(ErrorObject::invalid_request("x"));
+        assert_eq!(status(Some(Refusal::Missing), &invalid), 400);
+        assert_eq!(status(Some(Refusal::Malformed), &invalid), 400);
+        assert_eq!(status(Some(Refusal::Unknown), &invalid), 404);
+        assert_eq!(status(Some(Refusal::Unavailable), &invalid), 503);
+        assert_eq!(status(Some(Refusal::TooLarge), &invalid), 413);
+        // Unrefused: JSON-RPC errors go with 200, but for an unreadable message.
+        assert_eq!(status(None, &invalid), 400);
+        assert_eq!(status(None, &error(ErrorObject::parse_error("x"))), 400);
+        assert_eq!(status(None, &error(ErrorObject::invalid_params("x"))), 200);
+        let mut busy = error(ErrorObject::internal_error("busy"));
+        busy.retry_after_secs = Some(1);
+        assert_eq!(status(None, &busy), 503);
+    }
+}
