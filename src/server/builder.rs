@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::advertised::Advertised;
-use super::catalog::Shared;
+use super::catalog::Serving;
 use super::listen::{ListenLimits, Listeners};
 use super::lists::ListSettings;
 use super::seal::{DEFAULT_STATE_TTL, StateKeys};
@@ -447,7 +447,7 @@ impl ServerBuilder {
             cache: self.list_cache,
             meta: result_meta.clone(),
         };
-        let catalog = Shared::new(registry, settings, advertised, self.tool_timeout);
+        let catalog = Serving::new(registry, settings, advertised, self.tool_timeout);
         let fingerprints = catalog.load().fingerprints.clone();
         Ok(Server {
             inner: Arc::new(Inner {
@@ -459,18 +459,19 @@ impl ServerBuilder {
                 stamp: super::reply::Stamp::new(server_info.clone()),
                 server_info,
                 event_buffer: self.event_buffer,
-                state_keys: self.state_keys.unwrap_or_else(|| {
-                    tracing::warn!(
-                        "no requestState keys configured: generated one for this process; \
+                sealer: super::mrtr::Sealer::new(
+                    self.state_keys.unwrap_or_else(|| {
+                        tracing::warn!(
+                            "no requestState keys configured: generated one for this process; \
                          several replicas need a shared key ring (--state-keys / MCP_STATE_KEYS)"
-                    );
-                    StateKeys::generate()
-                }),
-                state_ttl: self.state_ttl,
+                        );
+                        StateKeys::generate()
+                    }),
+                    self.state_ttl,
+                    self.replay
+                        .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
+                ),
                 notifier: self.notifier.unwrap_or_default(),
-                replay: self
-                    .replay
-                    .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
                 listeners: Listeners::new(self.listen_limits, fingerprints),
                 states: Arc::new(self.states),
                 wings,

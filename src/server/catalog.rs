@@ -33,7 +33,7 @@ pub(crate) struct Snapshot {
 }
 
 /// The serving snapshot and what a change needs to make the next one.
-pub(crate) struct Shared {
+pub(crate) struct Serving {
     current: ArcSwap<Snapshot>,
     /// Held by a change from reading the current snapshot to swapping in the next.
     writer: Mutex<()>,
@@ -44,7 +44,7 @@ pub(crate) struct Shared {
     tool_timeout: Option<Duration>,
 }
 
-impl Shared {
+impl Serving {
     pub(crate) fn new(
         registry: Registry,
         settings: ListSettings,
@@ -53,7 +53,7 @@ impl Shared {
     ) -> Self {
         let lists = Lists::build(&registry, &settings);
         let fingerprints = Arc::new(lists.fingerprints());
-        Shared {
+        Serving {
             current: ArcSwap::from_pointee(Snapshot {
                 registry,
                 lists,
@@ -73,7 +73,7 @@ impl Shared {
     }
 
     /// Applies `edits` as one change, or none of them.
-    fn apply(
+    pub(super) fn apply(
         &self,
         edits: Vec<Edit>,
         states: &States,
@@ -187,16 +187,12 @@ impl std::fmt::Debug for Catalog {
     }
 }
 
-impl Server {
-    /// The handle that changes this server's tools, prompts and resources at runtime.
-    pub fn catalog(&self) -> Catalog {
-        Catalog {
-            server: self.clone(),
-        }
-    }
-}
-
 impl Catalog {
+    /// The handle of `server`'s catalog.
+    pub(super) fn of(server: Server) -> Self {
+        Catalog { server }
+    }
+
     /// Starts a batch of changes.
     pub fn change(&self) -> CatalogChange {
         CatalogChange {
@@ -207,12 +203,12 @@ impl Catalog {
 
     /// The serving version: 1 when built, one more after each applied change.
     pub fn version(&self) -> u64 {
-        self.server.inner.catalog.load().version
+        self.server.serving().load().version
     }
 
     /// Names of the tools now served, in list order.
     pub fn tool_names(&self) -> Vec<String> {
-        let now = self.server.inner.catalog.load();
+        let now = self.server.serving().load();
         now.registry
             .tools
             .iter()
@@ -222,21 +218,21 @@ impl Catalog {
 
     /// Names of the prompts now served, in list order.
     pub fn prompt_names(&self) -> Vec<String> {
-        let now = self.server.inner.catalog.load();
+        let now = self.server.serving().load();
         let prompts = now.registry.prompts.iter();
         prompts.map(|p| p.prompt.name.clone()).collect()
     }
 
     /// URIs of the fixed resources now served, in list order.
     pub fn resource_uris(&self) -> Vec<String> {
-        let now = self.server.inner.catalog.load();
+        let now = self.server.serving().load();
         let resources = now.registry.resources.iter();
         resources.map(|r| r.resource.uri.clone()).collect()
     }
 
     /// URI templates of the resource templates now served, in list order.
     pub fn resource_templates(&self) -> Vec<String> {
-        let now = self.server.inner.catalog.load();
+        let now = self.server.serving().load();
         let templates = now.registry.templates.iter();
         templates.map(|t| t.template.uri_template.clone()).collect()
     }
@@ -250,7 +246,7 @@ impl Catalog {
             Delivery::Resync => true,
             Delivery::Event(event) => match &**event {
                 ChangeEvent::ServerFingerprint(theirs) => {
-                    *theirs != *self.server.inner.catalog.load().fingerprints
+                    *theirs != *self.server.serving().load().fingerprints
                 }
                 _ => false,
             },
@@ -345,11 +341,7 @@ impl CatalogChange {
     /// [`InvalidDefinition`](crate::ErrorKind::InvalidDefinition)) names the refused item and
     /// leaves the catalog as it was.
     pub fn apply(self) -> Result<Applied, Error> {
-        let inner = &self.server.inner;
-        let next =
-            inner
-                .catalog
-                .apply(self.edits, &inner.states, &inner.listeners, &inner.observer)?;
+        let next = self.server.apply_edits(self.edits)?;
         Ok(Applied {
             server: self.server,
             version: next.version,
@@ -385,6 +377,6 @@ impl Applied {
     /// change stays applied on this replica.
     pub async fn announce(&self) -> Result<(), Error> {
         let event = ChangeEvent::ServerFingerprint((*self.fingerprints).clone());
-        self.server.inner.notifier.publish(event).await
+        self.server.notifier().publish(event).await
     }
 }

@@ -9,9 +9,11 @@
 //! `Mcp-Param-*` mirrors (`-32020`, in `tools/call`) → run. Every error echoes the request id
 //! when it could be read.
 //!
-//! May import: `envelope` (reading), `mirror` (header checks), `listen` and `lists` (the
-//! methods answered here), `outcome`/`reply`; it calls the method families in `methods`.
-//! Nothing in `server/` imports this module.
+//! The ladder is also where every request is observed: [`Server::handle`] for the requests
+//! it dispatches, [`Server::observe`] for a wing's exchanges, [`Server::record_rejection`]
+//! for what a transport refused before dispatch (the mechanics are in `observed`).
+
+use std::future::Future;
 
 use bytes::Bytes;
 use http::Extensions;
@@ -24,7 +26,9 @@ use super::envelope::{self, Meta, Params, ParamsView, optional_string};
 use super::listen;
 use super::lists::Page;
 use super::mirror::MirroredHeaders;
+use super::observed::{self, Labels, Observed};
 use super::outcome::Outcome;
+use crate::observability::metrics::RequestOutcome;
 use crate::observability::{RequestProbe, SpanMeta};
 use crate::protocol::methods::{self, *};
 use crate::protocol::strict::json_str;
@@ -52,6 +56,53 @@ fn not_advertised(method: &str, capability: &str) -> ErrorObject {
 }
 
 impl Server {
+    /// Handles one incoming message: the whole validation ladder, then the method, observed
+    /// (request metrics and the `mcp.request` span, as for every transport).
+    ///
+    /// `mirror` carries the values of the transport's mirrored headers (`None` for a
+    /// transport without headers, e.g. stdio); `extensions` reach handlers through
+    /// [`RequestContext::extensions`](crate::RequestContext::extensions).
+    pub fn handle(
+        &self,
+        body: &Bytes,
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+    ) -> Outcome {
+        let mut probe = self.inner.observer.start_labelled(
+            mirror.and_then(|m| m.method.value()),
+            mirror.and_then(|m| m.name.value()),
+        );
+        let outcome = {
+            let span = probe.span().clone();
+            let _entered = span.enter();
+            self.dispatch(body, mirror, extensions, &mut probe)
+        };
+        outcome.observed(probe)
+    }
+
+    /// Observes one exchange that a wing answers (the 2025-11-25 era, over any transport) as
+    /// [`Server::handle`] observes a request: the `mcp.request` span (entered while
+    /// `exchange` runs; the method and id recorded for a body-labelled request, the rest by
+    /// dispatch as on the 2026 path), the request metrics labelled from `labels`, and the
+    /// outcome as [`Observed`] records it.
+    pub(crate) async fn observe<O: Observed>(
+        &self,
+        labels: Labels<'_>,
+        exchange: impl Future<Output = O>,
+    ) -> O {
+        let probe = observed::start(&self.inner.observer, labels);
+        let span = probe.span().clone();
+        let out = tracing::Instrument::instrument(exchange, span).await;
+        out.observed(probe)
+    }
+
+    /// Records a request a transport refused before handing it to [`Server::handle`]
+    /// (`status`: the HTTP status it answered), labelled from its mirrored headers.
+    pub(crate) fn record_rejection(&self, mirror: &MirroredHeaders, status: u16) {
+        observed::start(&self.inner.observer, Labels::Headers(mirror))
+            .finish(RequestOutcome::Rejected(status));
+    }
+
     /// The whole validation ladder, then the method (for [`Server::handle`], which observes
     /// it). Without mirrored headers the request's metrics are labelled from its body here.
     pub(super) fn dispatch(
@@ -224,22 +275,48 @@ impl Server {
             TOOLS_CALL => {
                 self.gate(advertised.tools, method, "tools")?;
                 let meta = meta.into_context(body);
-                self.call_tool(reg, body, id, meta, &view, mirror, extensions, ask)
+                super::methods::tools::call_tool(
+                    self, reg, body, id, meta, &view, mirror, extensions, ask,
+                )
             }
             RESOURCES_READ => {
                 self.gate(advertised.resources, method, "resources")?;
-                self.read_resource(reg, id, meta.into_context(body), &view, extensions, ask)
+                super::methods::resources::read_resource(
+                    self,
+                    reg,
+                    id,
+                    meta.into_context(body),
+                    &view,
+                    extensions,
+                    ask,
+                )
             }
             PROMPTS_GET => {
                 self.gate(advertised.prompts, method, "prompts")?;
-                self.get_prompt(reg, id, meta.into_context(body), &view, extensions, ask)
+                super::methods::prompts::get_prompt(
+                    self,
+                    reg,
+                    id,
+                    meta.into_context(body),
+                    &view,
+                    extensions,
+                    ask,
+                )
             }
             COMPLETION_COMPLETE => {
                 let handler = reg
                     .completion
                     .clone()
                     .ok_or_else(|| not_advertised(method, "completions"))?;
-                self.complete(reg, id, meta.into_context(body), body, handler, extensions)
+                super::methods::completion::complete(
+                    self,
+                    reg,
+                    id,
+                    meta.into_context(body),
+                    body,
+                    handler,
+                    extensions,
+                )
             }
             SUBSCRIPTIONS_LISTEN => {
                 self.gate(

@@ -80,7 +80,7 @@ pub struct Server {
 
 pub(crate) struct Inner {
     /// The serving version of the registry and its encoded lists.
-    pub(crate) catalog: catalog::Shared,
+    pub(crate) catalog: catalog::Serving,
     /// The `server/discover` result, encoded once.
     pub(crate) discover: reply::Encoded,
     pub(crate) supported_versions: Vec<&'static str>,
@@ -90,10 +90,9 @@ pub(crate) struct Inner {
     /// `server_info` as the `_meta` member of results, encoded once.
     pub(crate) stamp: reply::Stamp,
     pub(crate) event_buffer: usize,
-    pub(crate) state_keys: StateKeys,
-    pub(crate) state_ttl: std::time::Duration,
+    /// Sealing and opening `requestState`, claiming single-use states.
+    pub(crate) sealer: mrtr::Sealer,
     pub(crate) notifier: crate::notify::Notifier,
-    pub(crate) replay: Arc<dyn crate::replay::ReplayStore>,
     pub(crate) listeners: listen::Listeners,
     pub(crate) states: Arc<crate::handler::state::States>,
     /// What the wings keep per replica (the 2025-11-25 era's state).
@@ -197,7 +196,70 @@ impl Server {
 
     /// The key ring that seals `requestState` (and the wings' own tokens, by purpose).
     pub(crate) fn state_keys(&self) -> &StateKeys {
-        &self.inner.state_keys
+        self.inner.sealer.keys()
+    }
+
+    /// Sealing, opening and claiming `requestState`.
+    pub(crate) fn sealer(&self) -> &mrtr::Sealer {
+        &self.inner.sealer
+    }
+
+    /// The serving version of the registry and its encoded lists.
+    pub(crate) fn serving(&self) -> &catalog::Serving {
+        &self.inner.catalog
+    }
+
+    /// The cache policy of `resources/read` results that set none.
+    pub(crate) fn read_cache(&self) -> CachePolicy {
+        self.inner.read_cache
+    }
+
+    /// The `_meta` of results the server makes itself (`serverInfo`).
+    pub(crate) fn result_meta(&self) -> &ResultMeta {
+        &self.inner.result_meta
+    }
+
+    /// `serverInfo` as the `_meta` member of results, encoded once.
+    pub(crate) fn stamp(&self) -> &reply::Stamp {
+        &self.inner.stamp
+    }
+
+    /// How many messages a running handler may queue before its reply.
+    pub(crate) fn event_buffer(&self) -> usize {
+        self.inner.event_buffer
+    }
+
+    /// The states handlers take as `State<T>`.
+    pub(crate) fn states(&self) -> &Arc<crate::handler::state::States> {
+        &self.inner.states
+    }
+
+    /// Applies a batch of catalog edits as one new version (see [`CatalogChange::apply`]).
+    fn apply_edits(
+        &self,
+        edits: Vec<crate::handler::change::Edit>,
+    ) -> Result<Arc<catalog::Snapshot>, crate::Error> {
+        let inner = &self.inner;
+        inner
+            .catalog
+            .apply(edits, &inner.states, &inner.listeners, &inner.observer)
+    }
+
+    /// The handle that changes this server's tools, prompts and resources at runtime.
+    pub fn catalog(&self) -> Catalog {
+        Catalog::of(self.clone())
+    }
+
+    /// The scopes declared on what a request for `method` names: the tool (`tools/call`),
+    /// prompt (`prompts/get`), or fixed resource or first matching template
+    /// (`resources/read`) called `name`. Empty for anything else.
+    pub fn required_scopes(&self, method: &str, name: Option<&str>) -> Vec<String> {
+        self.inner.catalog.required_scopes(method, name).to_vec()
+    }
+
+    /// Every scope declared on any definition, sorted, without repeats.
+    pub fn declared_scopes(&self) -> Vec<String> {
+        self.inner.catalog.declared_scopes()
     }
 
     /// What the server advertises (fixed at build).

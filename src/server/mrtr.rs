@@ -2,14 +2,13 @@
 //! `requestState`), the replay-store claim a single-use state needs before its retry runs,
 //! and turning a handler's [`InputRequired`] into a sealed `input_required` result.
 //!
-//! May import: `seal` (binding, sealing, opening), `envelope` (the params view),
-//! `reply`, `handler::input`, `replay` (through the server's store). The runner and the
-//! method families call it.
+//!
+//! The [`Sealer`] owns what that needs: the key ring, the state's lifetime and the replay
+//! store.
 
 use bytes::Bytes;
 use http::Extensions;
 
-use super::Server;
 use super::envelope::ParamsView;
 use super::reply::Reply;
 use super::seal::{self, Binding, PendingArguments, PendingBinding, SingleUse};
@@ -22,17 +21,39 @@ use crate::protocol::{ClientCapabilities, ErrorObject, InputRequiredResult, Requ
 /// What a method that may answer `input_required` knows of its retry: the binding for
 /// sealing or opening a state, the client's answers and state, and the claim a single-use
 /// state needs before the handler runs.
-pub(super) struct Retry {
-    pub(super) binding: PendingBinding,
-    pub(super) input: Input,
-    pub(super) single_use: Option<SingleUse>,
+pub(crate) struct Retry {
+    pub(crate) binding: PendingBinding,
+    pub(crate) input: Input,
+    pub(crate) single_use: Option<SingleUse>,
 }
 
-impl Server {
+/// Sealing and opening `requestState`, and claiming single-use states: the key ring, how
+/// long a sealed state lives, and the store that remembers claimed ids.
+pub(crate) struct Sealer {
+    keys: super::StateKeys,
+    ttl: std::time::Duration,
+    replay: std::sync::Arc<dyn crate::replay::ReplayStore>,
+}
+
+impl Sealer {
+    /// A sealer over `keys`, sealing states that live `ttl`, claiming in `replay`.
+    pub(crate) fn new(
+        keys: super::StateKeys,
+        ttl: std::time::Duration,
+        replay: std::sync::Arc<dyn crate::replay::ReplayStore>,
+    ) -> Self {
+        Sealer { keys, ttl, replay }
+    }
+
+    /// The key ring (the wings seal their own tokens with it, by purpose).
+    pub(crate) fn keys(&self) -> &super::StateKeys {
+        &self.keys
+    }
+
     /// Reads what a retry brings: `inputResponses` (structure checked) and `requestState`
     /// (opened with the key ring and checked against this request and caller). Both are
     /// `-32602` when invalid.
-    pub(in crate::server) fn retry_input(
+    pub(crate) fn retry_input(
         &self,
         method: &'static str,
         target: Bytes,
@@ -50,8 +71,7 @@ impl Server {
                     ErrorObject::invalid_params("Invalid requestState: it must be a string")
                 })?;
                 let opened = self
-                    .inner
-                    .state_keys
+                    .keys
                     .open(&token, &binding.resolve())
                     .inspect_err(|e| {
                         let reason = e
@@ -81,7 +101,7 @@ impl Server {
         method: &str,
         claim: &SingleUse,
     ) -> Result<(), Reply> {
-        match self.inner.replay.claim(&claim.id, claim.expires).await {
+        match self.replay.claim(&claim.id, claim.expires).await {
             Ok(true) => Ok(()),
             Ok(false) => {
                 crate::observability::metrics::record_request_state_rejected("replayed");
@@ -99,7 +119,7 @@ impl Server {
 
     /// Turns a handler's request for input into the result: refused with `-32021` when the
     /// client lacks a capability it needs, state sealed and bound to this request.
-    pub(in crate::server) fn input_required(
+    pub(crate) fn input_required(
         &self,
         ask: InputRequired,
         binding: &Binding,
@@ -109,12 +129,7 @@ impl Server {
             return Err(Error::missing_client_capability(&required));
         }
         let state = match ask.state {
-            Some(Ok(value)) => Some(self.inner.state_keys.seal(
-                binding,
-                value,
-                self.inner.state_ttl,
-                ask.single_use,
-            )?),
+            Some(Ok(value)) => Some(self.keys.seal(binding, value, self.ttl, ask.single_use)?),
             Some(Err(e)) => {
                 return Err(Error::internal(format!(
                     "requestState did not serialize: {e}"
@@ -144,6 +159,7 @@ mod tests {
     use crate::protocol::JsonObject;
     use crate::protocol::methods::TOOLS_CALL;
     use crate::server::Outcome;
+    use crate::server::Server;
 
     /// A tool that asks for state once (single-use), then answers with it.
     fn server() -> Server {
@@ -194,8 +210,8 @@ mod tests {
             expires: std::time::SystemTime::now() + std::time::Duration::from_secs(60),
         };
         let id = RequestId::from(9);
-        assert!(s.claim(&id, TOOLS_CALL, &claim).await.is_ok());
-        let refused = s.claim(&id, TOOLS_CALL, &claim).await.unwrap_err();
+        assert!(s.sealer().claim(&id, TOOLS_CALL, &claim).await.is_ok());
+        let refused = s.sealer().claim(&id, TOOLS_CALL, &claim).await.unwrap_err();
         assert_eq!(refused.error_code, Some(-32602));
         let v: Value = serde_json::from_slice(&refused.to_bytes()).unwrap();
         assert_eq!(v["id"], 9);
@@ -217,6 +233,7 @@ mod tests {
         );
         let ask = InputRequired::new().state(&json!({"k": 1})).single_use();
         let result = s
+            .sealer()
             .input_required(ask, &binding.resolve(), &ClientCapabilities::default())
             .unwrap();
         let token = serde_json::to_value(&result).unwrap()["requestState"]
@@ -229,6 +246,7 @@ mod tests {
             ..ParamsView::default()
         };
         let retry = s
+            .sealer()
             .retry_input(
                 TOOLS_CALL,
                 Bytes::from_static(b"once"),
@@ -241,6 +259,7 @@ mod tests {
         assert!(retry.single_use.is_some());
         // The same state for another tool name is refused.
         let err = s
+            .sealer()
             .retry_input(
                 TOOLS_CALL,
                 Bytes::from_static(b"other"),
@@ -257,6 +276,7 @@ mod tests {
             ..ParamsView::default()
         };
         let err = s
+            .sealer()
             .retry_input(
                 TOOLS_CALL,
                 Bytes::from_static(b"once"),
@@ -281,11 +301,12 @@ mod tests {
         .resolve();
         let caps = ClientCapabilities::default();
         let empty = s
+            .sealer()
             .input_required(InputRequired::new(), &b, &caps)
             .unwrap_err();
         assert_eq!(empty.kind(), crate::ErrorKind::Internal);
         let roots = InputRequired::new().list_roots("r");
-        let missing = s.input_required(roots, &b, &caps).unwrap_err();
+        let missing = s.sealer().input_required(roots, &b, &caps).unwrap_err();
         assert_eq!(missing.to_wire().code, -32021);
     }
 }

@@ -1,9 +1,8 @@
-//! The handler runner: every method that runs a handler goes through [`Server::run`], which
+//! The handler runner: every method that runs a handler goes through [`run`], which
 //! builds its [`RequestContext`], cancels it when the reply is dropped, isolates panics
 //! (`-32603`, logged), stamps `serverInfo` on results, turns `input_required` answers into
 //! sealed results (through `mrtr`) and encodes the reply.
 //!
-//! May import: `mrtr` (claims and sealing), `outcome`/`reply`, `handler` (context, `Stop`).
 //! The method families call it; it knows none of them.
 
 use std::future::Future;
@@ -37,153 +36,153 @@ impl Drop for AbandonOnDrop {
     }
 }
 
-impl Server {
-    /// Runs a handler once: its context, cancellation on drop, panic isolation, `serverInfo`
-    /// stamping, sealing of `input_required` answers (for the methods that may give them,
-    /// `mrtr` is `Some`) and encoding.
-    pub(in crate::server) fn run<T, F, Fut>(
-        &self,
-        id: RequestId,
-        meta: ContextMeta,
-        extensions: Extensions,
-        mrtr: Option<Retry>,
-        make: F,
-    ) -> Outcome
-    where
-        T: Serialize + StampResult + Send + 'static,
-        F: FnOnce(RequestContext) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T, Stop>> + Send + 'static,
-    {
-        self.start(id, meta, extensions, mrtr, &Ask::Sealed, make)
-    }
+/// Runs a handler once: its context, cancellation on drop, panic isolation, `serverInfo`
+/// stamping, sealing of `input_required` answers (for the methods that may give them,
+/// `mrtr` is `Some`) and encoding.
+pub(crate) fn run<T, F, Fut>(
+    server: &Server,
+    id: RequestId,
+    meta: ContextMeta,
+    extensions: Extensions,
+    mrtr: Option<Retry>,
+    make: F,
+) -> Outcome
+where
+    T: Serialize + StampResult + Send + 'static,
+    F: FnOnce(RequestContext) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T, Stop>> + Send + 'static,
+{
+    start(server, id, meta, extensions, mrtr, &Ask::Sealed, make)
+}
 
-    /// Runs a handler that may ask its client for input, the way `ask` says: once, an
-    /// `InputRequired` answered `input_required` with sealed state ([`Ask::Sealed`]), or in
-    /// rounds whose requests travel over the request's stream ([`Ask::OverStream`]).
-    pub(in crate::server) fn run_asking<T, A, G, Fut>(
-        &self,
-        id: RequestId,
-        meta: ContextMeta,
-        extensions: Extensions,
-        retry: Retry,
-        ask: &Ask,
-        invoke: Invoke<A, G>,
-    ) -> Outcome
-    where
-        T: Serialize + StampResult + Send + 'static,
-        A: Clone + Send + 'static,
-        G: Fn(RequestContext, A) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T, Stop>> + Send + 'static,
-    {
-        match ask {
-            Ask::Sealed => self.start(id, meta, extensions, Some(retry), ask, move |ctx| {
-                invoke.once(ctx)
-            }),
-            Ask::OverStream(client) => {
-                let client = client.clone();
-                self.start(id, meta, extensions, Some(retry), ask, move |ctx| {
-                    rounds(client, ctx, invoke)
-                })
-            }
+/// Runs a handler that may ask its client for input, the way `ask` says: once, an
+/// `InputRequired` answered `input_required` with sealed state ([`Ask::Sealed`]), or in
+/// rounds whose requests travel over the request's stream ([`Ask::OverStream`]).
+pub(crate) fn run_asking<T, A, G, Fut>(
+    server: &Server,
+    id: RequestId,
+    meta: ContextMeta,
+    extensions: Extensions,
+    retry: Retry,
+    ask: &Ask,
+    invoke: Invoke<A, G>,
+) -> Outcome
+where
+    T: Serialize + StampResult + Send + 'static,
+    A: Clone + Send + 'static,
+    G: Fn(RequestContext, A) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T, Stop>> + Send + 'static,
+{
+    match ask {
+        Ask::Sealed => start(server, id, meta, extensions, Some(retry), ask, move |ctx| {
+            invoke.once(ctx)
+        }),
+        Ask::OverStream(client) => {
+            let client = client.clone();
+            start(server, id, meta, extensions, Some(retry), ask, move |ctx| {
+                rounds(client, ctx, invoke)
+            })
         }
     }
+}
 
-    /// The runner itself; `ask` says whether the request's messages always need a stream.
-    fn start<T, F, Fut>(
-        &self,
-        id: RequestId,
-        meta: ContextMeta,
-        extensions: Extensions,
-        mrtr: Option<Retry>,
-        ask: &Ask,
-        make: F,
-    ) -> Outcome
-    where
-        T: Serialize + StampResult + Send + 'static,
-        F: FnOnce(RequestContext) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T, Stop>> + Send + 'static,
-    {
-        // Only a request that asked for progress or log messages (or whose handler may ask
-        // its legacy client for input) can have messages before its reply.
-        let (tx, events) =
-            if ask.streams() || meta.progress_token().is_some() || meta.log_level().is_some() {
-                let (tx, rx) = mpsc::channel(self.inner.event_buffer);
-                (Some(tx), Some(rx))
-            } else {
-                (None, None)
-            };
-        let (binding, input, single_use) = match mrtr {
-            Some(r) => (Some(r.binding), r.input, r.single_use),
-            None => (None, Input::default(), None),
+/// The runner itself; `ask` says whether the request's messages always need a stream.
+fn start<T, F, Fut>(
+    server: &Server,
+    id: RequestId,
+    meta: ContextMeta,
+    extensions: Extensions,
+    mrtr: Option<Retry>,
+    ask: &Ask,
+    make: F,
+) -> Outcome
+where
+    T: Serialize + StampResult + Send + 'static,
+    F: FnOnce(RequestContext) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T, Stop>> + Send + 'static,
+{
+    // Only a request that asked for progress or log messages (or whose handler may ask
+    // its legacy client for input) can have messages before its reply.
+    let (tx, events) =
+        if ask.streams() || meta.progress_token().is_some() || meta.log_level().is_some() {
+            let (tx, rx) = mpsc::channel(server.event_buffer());
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
         };
-        let ctx = RequestContext::new(ContextParts {
-            id: id.clone(),
-            method: binding.as_ref().map_or(COMPLETION_COMPLETE, |b| b.method),
-            meta,
-            extensions,
-            cancellation: None,
-            events: tx,
-            input,
-            notifier: self.inner.notifier.clone(),
-            states: self.inner.states.clone(),
-        });
-        // What sealing an `input_required` answer needs: the binding, and the client's
-        // capabilities (read through a second handle on the context, not copied up front).
-        let asking = binding.map(|b| (b, ctx.clone()));
-        let abandon = ctx.clone();
-        let server = self.clone();
-        let reply = async move {
-            let _cancel_on_drop = AbandonOnDrop(abandon);
-            let method = ctx.method();
-            if let Some(claim) = single_use {
-                if let Err(reply) = server.claim(&id, method, &claim).await {
-                    return reply;
-                }
+    let (binding, input, single_use) = match mrtr {
+        Some(r) => (Some(r.binding), r.input, r.single_use),
+        None => (None, Input::default(), None),
+    };
+    let ctx = RequestContext::new(ContextParts {
+        id: id.clone(),
+        method: binding.as_ref().map_or(COMPLETION_COMPLETE, |b| b.method),
+        meta,
+        extensions,
+        cancellation: None,
+        events: tx,
+        input,
+        notifier: server.notifier().clone(),
+        states: server.states().clone(),
+    });
+    // What sealing an `input_required` answer needs: the binding, and the client's
+    // capabilities (read through a second handle on the context, not copied up front).
+    let asking = binding.map(|b| (b, ctx.clone()));
+    let abandon = ctx.clone();
+    let server = server.clone();
+    let reply = async move {
+        let _cancel_on_drop = AbandonOnDrop(abandon);
+        let method = ctx.method();
+        if let Some(claim) = single_use {
+            if let Err(reply) = server.sealer().claim(&id, method, &claim).await {
+                return reply;
             }
-            let outcome = AssertUnwindSafe(async move { make(ctx).await })
-                .catch_unwind()
-                .await;
-            let inner = &server.inner;
-            match outcome {
-                Ok(Ok(mut result)) => Reply::stamped(&id, &mut result, &inner.stamp),
-                Ok(Err(Stop::Input(ask))) => match asking {
-                    Some((b, asker)) => {
-                        match server.input_required(ask, &b.resolve(), asker.client_capabilities())
-                        {
-                            Ok(mut result) => Reply::stamped(&id, &mut result, &inner.stamp),
-                            Err(e) => server.failed(id, method, e),
-                        }
+        }
+        let outcome = AssertUnwindSafe(async move { make(ctx).await })
+            .catch_unwind()
+            .await;
+        match outcome {
+            Ok(Ok(mut result)) => Reply::stamped(&id, &mut result, server.stamp()),
+            Ok(Err(Stop::Input(ask))) => match asking {
+                Some((b, asker)) => {
+                    match server.sealer().input_required(
+                        ask,
+                        &b.resolve(),
+                        asker.client_capabilities(),
+                    ) {
+                        Ok(mut result) => Reply::stamped(&id, &mut result, server.stamp()),
+                        Err(e) => failed(id, method, e),
                     }
-                    None => server.failed(
-                        id,
-                        method,
-                        Error::internal(format!("{method} cannot answer input_required")),
-                    ),
-                },
-                Ok(Err(Stop::Error(e))) => server.failed(id, method, e),
-                Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    tracing::error!(request_id = %id, method, panic = %what, "handler panicked");
-                    Reply::error(Some(id), ErrorObject::internal_error("Internal error"))
                 }
+                None => failed(
+                    id,
+                    method,
+                    Error::internal(format!("{method} cannot answer input_required")),
+                ),
+            },
+            Ok(Err(Stop::Error(e))) => failed(id, method, e),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(request_id = %id, method, panic = %what, "handler panicked");
+                Reply::error(Some(id), ErrorObject::internal_error("Internal error"))
             }
-        };
-        Outcome::Running(Running {
-            reply: Box::pin(reply),
-            events,
-        })
-    }
-
-    pub(crate) fn failed(&self, id: RequestId, method: &str, e: Error) -> Reply {
-        if e.kind() == crate::ErrorKind::Internal {
-            tracing::error!(request_id = %id, method, error = %e, "handler failed");
         }
-        Reply::error(Some(id), e.to_wire())
+    };
+    Outcome::Running(Running {
+        reply: Box::pin(reply),
+        events,
+    })
+}
+
+pub(crate) fn failed(id: RequestId, method: &str, e: Error) -> Reply {
+    if e.kind() == crate::ErrorKind::Internal {
+        tracing::error!(request_id = %id, method, error = %e, "handler failed");
     }
+    Reply::error(Some(id), e.to_wire())
 }
 
 #[cfg(test)]
@@ -207,7 +206,8 @@ mod tests {
     #[tokio::test]
     async fn a_panicking_handler_is_an_internal_error_and_the_server_lives_on() {
         let server = Server::builder().build().unwrap();
-        let outcome = server.run(
+        let outcome = run(
+            &server,
             RequestId::from(3),
             meta().into(),
             Extensions::new(),
@@ -227,7 +227,8 @@ mod tests {
             !v.to_string().contains("boom"),
             "the panic stays in the log"
         );
-        let again = server.run(
+        let again = run(
+            &server,
             RequestId::from(4),
             meta().into(),
             Extensions::new(),
@@ -244,7 +245,8 @@ mod tests {
     async fn dropping_the_reply_cancels_the_handler() {
         let server = Server::builder().build().unwrap();
         let (tx, rx) = oneshot::channel();
-        let outcome = server.run(
+        let outcome = run(
+            &server,
             RequestId::from(1),
             meta().into(),
             Extensions::new(),
@@ -277,7 +279,8 @@ mod tests {
         let server = Server::builder().build().unwrap();
         let mut m = meta();
         m.progress_token = Some(ProgressToken::from("p"));
-        let outcome = server.run(
+        let outcome = run(
+            &server,
             RequestId::from(1),
             m.into(),
             Extensions::new(),
@@ -304,16 +307,14 @@ mod tests {
     #[tokio::test]
     async fn a_method_without_mrtr_cannot_ask_for_input() {
         let server = Server::builder().build().unwrap();
-        let outcome =
-            server.run(
-                RequestId::from(1),
-                meta().into(),
-                Extensions::new(),
-                None,
-                |_ctx| async move {
-                    Err::<CallToolResult, _>(Stop::Input(InputRequired::new().state(&1)))
-                },
-            );
+        let outcome = run(
+            &server,
+            RequestId::from(1),
+            meta().into(),
+            Extensions::new(),
+            None,
+            |_ctx| async move { Err::<CallToolResult, _>(Stop::Input(InputRequired::new().state(&1))) },
+        );
         assert_eq!(reply_of(outcome).await["error"]["code"], -32603);
     }
 }

@@ -1,28 +1,27 @@
 //! The scopes declared at registration, as [`ScopeRequirements`] for authorization layers.
 
 use super::Server;
+use super::catalog::Serving;
 use crate::handler::{RequiredScopes, ScopeRequirements};
 
-impl Server {
-    /// The scopes declared on what a request for `method` names: the tool (`tools/call`),
-    /// prompt (`prompts/get`), or fixed resource or first matching template
-    /// (`resources/read`) called `name`. Empty for anything else.
-    pub fn required_scopes(&self, method: &str, name: Option<&str>) -> Vec<String> {
-        self.shared_scopes(method, name).to_vec()
-    }
-
-    /// [`required_scopes`](Self::required_scopes) as the serving registry keeps them:
-    /// shared with it, not copied.
-    fn shared_scopes(&self, method: &str, name: Option<&str>) -> RequiredScopes<'static> {
-        match self.inner.catalog.load().registry.item_scopes(method, name) {
+impl Serving {
+    /// The scopes declared on what a request for `method` names (see
+    /// [`Server::required_scopes`]), as the serving registry keeps them: shared with it, not
+    /// copied.
+    pub(super) fn required_scopes(
+        &self,
+        method: &str,
+        name: Option<&str>,
+    ) -> RequiredScopes<'static> {
+        match self.load().registry.item_scopes(method, name) {
             Some(scopes) if !scopes.is_empty() => RequiredScopes::Shared(scopes.clone()),
             _ => RequiredScopes::NONE,
         }
     }
 
     /// Every scope declared on any definition, sorted, without repeats.
-    pub fn declared_scopes(&self) -> Vec<String> {
-        let now = self.inner.catalog.load();
+    pub(super) fn declared_scopes(&self) -> Vec<String> {
+        let now = self.load();
         let reg = &now.registry;
         let mut all: Vec<String> = reg
             .tools
@@ -40,7 +39,7 @@ impl Server {
 
 impl ScopeRequirements for Server {
     fn required_scopes(&self, method: &str, name: Option<&str>) -> RequiredScopes<'_> {
-        self.shared_scopes(method, name)
+        self.serving().required_scopes(method, name)
     }
 
     fn all_scopes(&self) -> Vec<String> {

@@ -93,7 +93,7 @@ impl Server {
         let reply = async move {
             server.start_task_background();
             if let Some(claim) = &retry.single_use {
-                if let Err(reply) = server.claim(&id, TOOLS_CALL, claim).await {
+                if let Err(reply) = server.sealer().claim(&id, TOOLS_CALL, claim).await {
                     return reply;
                 }
             }
@@ -108,9 +108,13 @@ impl Server {
             let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
             let first = match first {
                 Poll::Ready(Ok(Err(Stop::Input(ask)))) if ask.before_task => {
-                    return match server.input_required(ask, &retry.binding.resolve(), &caps) {
+                    return match server.sealer().input_required(
+                        ask,
+                        &retry.binding.resolve(),
+                        &caps,
+                    ) {
                         Ok(mut result) => Reply::stamped(&id, &mut result, &server.inner.stamp),
-                        Err(e) => server.failed(id, TOOLS_CALL, e),
+                        Err(e) => super::runner::failed(id, TOOLS_CALL, e),
                     };
                 }
                 Poll::Ready(outcome) => Some(outcome),

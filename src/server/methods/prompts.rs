@@ -15,60 +15,62 @@ use crate::server::Server;
 use crate::server::ask::{Ask, Invoke};
 use crate::server::envelope::{ParamsView, string_field};
 use crate::server::outcome::Outcome;
+use crate::server::runner::run_asking;
 use crate::server::seal::PendingArguments;
 
-impl Server {
-    pub(in crate::server) fn get_prompt(
-        &self,
-        reg: &Registry,
-        id: &RequestId,
-        meta: ContextMeta,
-        view: &ParamsView<'_>,
-        extensions: Extensions,
-        ask: &Ask,
-    ) -> Result<Outcome, ErrorObject> {
-        let name = string_field(view.name, "name")?;
-        let prompt = reg.prompt(&name).ok_or_else(|| {
-            ErrorObject::invalid_params_with(
-                format!("Unknown prompt: {name}"),
-                json!({ "name": name }),
-            )
-        })?;
-        let arguments = match view.arguments {
-            Some(raw) => serde_json::from_str::<Option<BTreeMap<String, String>>>(raw.get())
-                .map_err(|_| {
-                    ErrorObject::invalid_params("params.arguments must map names to strings")
-                })?
-                .unwrap_or_default(),
-            None => BTreeMap::new(),
-        };
-        let missing: Vec<&str> = PromptDef::required_arguments(&prompt.prompt)
-            .filter(|a| !arguments.contains_key(*a))
-            .collect();
-        if !missing.is_empty() {
-            return Err(ErrorObject::invalid_params_with(
-                format!(
-                    "Missing required argument(s) for prompt {name}: {}",
-                    missing.join(", ")
-                ),
-                json!({ "missing": missing }),
-            ));
-        }
-        let salient = serde_json::to_value(&arguments).unwrap_or_default();
-        let retry = self.retry_input(
-            PROMPTS_GET,
-            bytes::Bytes::copy_from_slice(name.as_bytes()),
-            PendingArguments::Value(salient),
-            view,
-            &extensions,
-        )?;
-        let invoke = Invoke {
-            args: (prompt.handler.clone(), arguments),
-            run: |ctx, (handler, arguments): (Arc<dyn PromptHandler>, _)| {
-                let fut = handler.get(ctx, arguments);
-                async move { fut.await.map_err(HandlerError::into_stop) }
-            },
-        };
-        Ok(self.run_asking(id.clone(), meta, extensions, retry, ask, invoke))
+pub(in crate::server) fn get_prompt(
+    server: &Server,
+    reg: &Registry,
+    id: &RequestId,
+    meta: ContextMeta,
+    view: &ParamsView<'_>,
+    extensions: Extensions,
+    ask: &Ask,
+) -> Result<Outcome, ErrorObject> {
+    let name = string_field(view.name, "name")?;
+    let prompt = reg.prompt(&name).ok_or_else(|| {
+        ErrorObject::invalid_params_with(format!("Unknown prompt: {name}"), json!({ "name": name }))
+    })?;
+    let arguments = match view.arguments {
+        Some(raw) => serde_json::from_str::<Option<BTreeMap<String, String>>>(raw.get())
+            .map_err(|_| ErrorObject::invalid_params("params.arguments must map names to strings"))?
+            .unwrap_or_default(),
+        None => BTreeMap::new(),
+    };
+    let missing: Vec<&str> = PromptDef::required_arguments(&prompt.prompt)
+        .filter(|a| !arguments.contains_key(*a))
+        .collect();
+    if !missing.is_empty() {
+        return Err(ErrorObject::invalid_params_with(
+            format!(
+                "Missing required argument(s) for prompt {name}: {}",
+                missing.join(", ")
+            ),
+            json!({ "missing": missing }),
+        ));
     }
+    let salient = serde_json::to_value(&arguments).unwrap_or_default();
+    let retry = server.sealer().retry_input(
+        PROMPTS_GET,
+        bytes::Bytes::copy_from_slice(name.as_bytes()),
+        PendingArguments::Value(salient),
+        view,
+        &extensions,
+    )?;
+    let invoke = Invoke {
+        args: (prompt.handler.clone(), arguments),
+        run: |ctx, (handler, arguments): (Arc<dyn PromptHandler>, _)| {
+            let fut = handler.get(ctx, arguments);
+            async move { fut.await.map_err(HandlerError::into_stop) }
+        },
+    };
+    Ok(run_asking(
+        server,
+        id.clone(),
+        meta,
+        extensions,
+        retry,
+        ask,
+        invoke,
+    ))
 }

@@ -15,47 +15,54 @@ use crate::server::Server;
 use crate::server::ask::{Ask, Invoke};
 use crate::server::envelope::{ParamsView, string_field};
 use crate::server::outcome::Outcome;
+use crate::server::runner::run_asking;
 use crate::server::seal::PendingArguments;
 
-impl Server {
-    pub(in crate::server) fn read_resource(
-        &self,
-        reg: &Registry,
-        id: &RequestId,
-        meta: ContextMeta,
-        view: &ParamsView<'_>,
-        extensions: Extensions,
-        ask: &Ask,
-    ) -> Result<Outcome, ErrorObject> {
-        let uri = string_field(view.uri, "uri")?.into_owned();
-        if !crate::handler::registry::has_scheme(&uri) {
-            return Err(ErrorObject::invalid_params_with(
-                "Invalid resource URI: it has no scheme",
-                json!({ "uri": uri }),
-            ));
-        }
-        let (handler, cache, vars) = reg
-            .resource_reader(&uri)
-            .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
-        let policy = cache.unwrap_or(self.inner.read_cache);
-        let retry = self.retry_input(
-            RESOURCES_READ,
-            bytes::Bytes::copy_from_slice(uri.as_bytes()),
-            PendingArguments::Value(Value::Null),
-            view,
-            &extensions,
-        )?;
-        let invoke = Invoke {
-            args: (handler, uri, vars, policy),
-            run: |ctx, (handler, uri, vars, policy): (Arc<dyn ResourceHandler>, _, _, _)| {
-                let fut = handler.read(ctx, uri, vars);
-                async move {
-                    let mut result = fut.await.map_err(crate::handler::HandlerError::into_stop)?;
-                    result.cache.get_or_insert(policy);
-                    Ok(result)
-                }
-            },
-        };
-        Ok(self.run_asking(id.clone(), meta, extensions, retry, ask, invoke))
+pub(in crate::server) fn read_resource(
+    server: &Server,
+    reg: &Registry,
+    id: &RequestId,
+    meta: ContextMeta,
+    view: &ParamsView<'_>,
+    extensions: Extensions,
+    ask: &Ask,
+) -> Result<Outcome, ErrorObject> {
+    let uri = string_field(view.uri, "uri")?.into_owned();
+    if !crate::handler::registry::has_scheme(&uri) {
+        return Err(ErrorObject::invalid_params_with(
+            "Invalid resource URI: it has no scheme",
+            json!({ "uri": uri }),
+        ));
     }
+    let (handler, cache, vars) = reg
+        .resource_reader(&uri)
+        .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
+    let policy = cache.unwrap_or(server.read_cache());
+    let retry = server.sealer().retry_input(
+        RESOURCES_READ,
+        bytes::Bytes::copy_from_slice(uri.as_bytes()),
+        PendingArguments::Value(Value::Null),
+        view,
+        &extensions,
+    )?;
+    let invoke = Invoke {
+        args: (handler, uri, vars, policy),
+        run: |ctx, (handler, uri, vars, policy): (Arc<dyn ResourceHandler>, _, _, _)| {
+            let fut = handler.read(ctx, uri, vars);
+            async move {
+                let mut result = fut.await.map_err(crate::handler::HandlerError::into_stop)?;
+                result.cache.get_or_insert(policy);
+                Ok(result)
+            }
+        },
+    };
+    Ok(run_asking(
+        server,
+        id.clone(),
+        meta,
+        extensions,
+        retry,
+        ask,
+        invoke,
+    ))
 }

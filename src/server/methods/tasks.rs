@@ -205,7 +205,7 @@ impl Server {
             .await?;
         if let Updated::Changed(t) = updated {
             if t.status == TaskStatus::Working {
-                match self.tool_call(&t.work.tool, t.work.arguments.clone()) {
+                match super::tools::tool_call_named(self, &t.work.tool, t.work.arguments.clone()) {
                     Some(call) => self.resume_task(&t, id.clone(), meta, extensions, call),
                     None => self.fail_unknown_tool(&t).await,
                 }

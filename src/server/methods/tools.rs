@@ -25,6 +25,7 @@ use crate::server::envelope::{ParamsView, shared, string_field};
 use crate::server::mirror::MirroredHeaders;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
+use crate::server::runner::run_asking;
 use crate::server::seal::PendingArguments;
 use crate::server::task_runner::ToolCall;
 use crate::tasks::TaskWork;
@@ -66,119 +67,122 @@ async fn call_handler(
     Ok(result)
 }
 
-impl Server {
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::server) fn call_tool(
-        &self,
-        reg: &Registry,
-        body: &Bytes,
-        id: &RequestId,
-        meta: ContextMeta,
-        view: &ParamsView<'_>,
-        mirror: Option<&MirroredHeaders>,
-        extensions: Extensions,
-        ask: &Ask,
-    ) -> Result<Outcome, ErrorObject> {
-        let name = string_field(view.name, "name")?;
-        let tool = reg.tool(&name).ok_or_else(|| {
-            ErrorObject::invalid_params_with(
-                format!("Unknown tool: {name}"),
-                json!({ "name": name }),
-            )
-        })?;
-        let arguments = match self.checked_arguments(tool, &name, id, view, mirror)? {
-            Ok(arguments) => arguments,
-            Err(invalid) => return Ok(invalid),
-        };
-        let raw_arguments = view.arguments.map(|r| shared(body, r.get()));
-        let retry = self.retry_input(
-            TOOLS_CALL,
-            shared(body, &name),
-            PendingArguments::Raw(raw_arguments),
-            view,
-            &extensions,
-        )?;
-        if tool.task_support != TaskSupport::Forbidden {
-            if ask.is_sealed() && declares_tasks(meta.client_capabilities()) {
-                let work = TaskWork::new(name.into_owned(), arguments.clone());
-                let call = tool_call(tool, arguments);
-                let meta = meta.into_owned();
-                return Ok(self.call_as_task(id.clone(), meta, extensions, retry, work, call));
-            }
-            if tool.task_support == TaskSupport::Required {
-                return Err(missing_tasks_extension());
-            }
+#[allow(clippy::too_many_arguments)]
+pub(in crate::server) fn call_tool(
+    server: &Server,
+    reg: &Registry,
+    body: &Bytes,
+    id: &RequestId,
+    meta: ContextMeta,
+    view: &ParamsView<'_>,
+    mirror: Option<&MirroredHeaders>,
+    extensions: Extensions,
+    ask: &Ask,
+) -> Result<Outcome, ErrorObject> {
+    let name = string_field(view.name, "name")?;
+    let tool = reg.tool(&name).ok_or_else(|| {
+        ErrorObject::invalid_params_with(format!("Unknown tool: {name}"), json!({ "name": name }))
+    })?;
+    let arguments = match checked_arguments(server, tool, &name, id, view, mirror)? {
+        Ok(arguments) => arguments,
+        Err(invalid) => return Ok(invalid),
+    };
+    let raw_arguments = view.arguments.map(|r| shared(body, r.get()));
+    let retry = server.sealer().retry_input(
+        TOOLS_CALL,
+        shared(body, &name),
+        PendingArguments::Raw(raw_arguments),
+        view,
+        &extensions,
+    )?;
+    if tool.task_support != TaskSupport::Forbidden {
+        if ask.is_sealed() && declares_tasks(meta.client_capabilities()) {
+            let work = TaskWork::new(name.into_owned(), arguments.clone());
+            let call = tool_call(tool, arguments);
+            let meta = meta.into_owned();
+            return Ok(server.call_as_task(id.clone(), meta, extensions, retry, work, call));
         }
-        let invoke = Invoke {
-            args: (
-                tool.handler.clone(),
-                tool.output_validator.clone(),
-                arguments,
-            ),
-            run: |ctx, (handler, output, arguments)| call_handler(handler, output, ctx, arguments),
-        };
-        Ok(self.run_asking(id.clone(), meta, extensions, retry, ask, invoke))
+        if tool.task_support == TaskSupport::Required {
+            return Err(missing_tasks_extension());
+        }
     }
+    let invoke = Invoke {
+        args: (
+            tool.handler.clone(),
+            tool.output_validator.clone(),
+            arguments,
+        ),
+        run: |ctx, (handler, output, arguments)| call_handler(handler, output, ctx, arguments),
+    };
+    Ok(run_asking(
+        server,
+        id.clone(),
+        meta,
+        extensions,
+        retry,
+        ask,
+        invoke,
+    ))
+}
 
-    /// The arguments read as a `Value` (`-32602` when not an object), their `Mcp-Param-*`
-    /// mirrors checked, then validated: `Err` is the `isError` result naming what is wrong.
-    fn checked_arguments(
-        &self,
-        tool: &RegisteredTool,
-        name: &str,
-        id: &RequestId,
-        view: &ParamsView<'_>,
-        mirror: Option<&MirroredHeaders>,
-    ) -> Result<Result<Value, Outcome>, ErrorObject> {
-        let arguments = match view.arguments {
-            None => Value::Object(JsonObject::new()),
-            Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
-                Ok(Value::Null) => Value::Object(JsonObject::new()),
-                Ok(v @ Value::Object(_)) => v,
-                _ => {
-                    return Err(ErrorObject::invalid_params(
-                        "params.arguments must be an object",
-                    ));
-                }
-            },
-        };
-        if let Some(m) = mirror {
-            m.check_params(&tool.header_params, &arguments)?;
-        }
-        // Valid arguments (the common case) are checked without collecting errors.
-        if tool.validator.is_valid(&arguments) {
-            return Ok(Ok(arguments));
-        }
-        let problems: Vec<String> = tool
-            .validator
-            .iter_errors(&arguments)
-            .take(MAX_REPORTED_ARGUMENT_ERRORS)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{at}: {e}")
-                }
-            })
-            .collect();
-        let mut result = CallToolResult::error(format!(
-            "Invalid arguments for tool {name}: {}",
-            problems.join("; ")
-        ));
-        result.meta = self.inner.result_meta.clone();
-        Ok(Err(Outcome::Ready(Reply::result(id, &result))))
+/// The arguments read as a `Value` (`-32602` when not an object), their `Mcp-Param-*`
+/// mirrors checked, then validated: `Err` is the `isError` result naming what is wrong.
+fn checked_arguments(
+    server: &Server,
+    tool: &RegisteredTool,
+    name: &str,
+    id: &RequestId,
+    view: &ParamsView<'_>,
+    mirror: Option<&MirroredHeaders>,
+) -> Result<Result<Value, Outcome>, ErrorObject> {
+    let arguments = match view.arguments {
+        None => Value::Object(JsonObject::new()),
+        Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+            Ok(Value::Null) => Value::Object(JsonObject::new()),
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                return Err(ErrorObject::invalid_params(
+                    "params.arguments must be an object",
+                ));
+            }
+        },
+    };
+    if let Some(m) = mirror {
+        m.check_params(&tool.header_params, &arguments)?;
     }
+    // Valid arguments (the common case) are checked without collecting errors.
+    if tool.validator.is_valid(&arguments) {
+        return Ok(Ok(arguments));
+    }
+    let problems: Vec<String> = tool
+        .validator
+        .iter_errors(&arguments)
+        .take(MAX_REPORTED_ARGUMENT_ERRORS)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    let mut result = CallToolResult::error(format!(
+        "Invalid arguments for tool {name}: {}",
+        problems.join("; ")
+    ));
+    result.meta = server.result_meta().clone();
+    Ok(Err(Outcome::Ready(Reply::result(id, &result))))
+}
 
-    /// The handler of the tool `name` bound to `arguments`, for resuming a task.
-    pub(in crate::server) fn tool_call(&self, name: &str, arguments: Value) -> Option<ToolCall> {
-        self.inner
-            .catalog
-            .load()
-            .registry
-            .tool(name)
-            .map(|tool| tool_call(tool, arguments))
-    }
+/// The handler of the tool `name` bound to `arguments`, for resuming a task.
+pub(crate) fn tool_call_named(server: &Server, name: &str, arguments: Value) -> Option<ToolCall> {
+    server
+        .serving()
+        .load()
+        .registry
+        .tool(name)
+        .map(|tool| tool_call(tool, arguments))
 }
 
 /// A tool's handler bound to its arguments, its `structuredContent` checked against its
