@@ -29,7 +29,8 @@ use crate::protocol::{
     PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, TOOLS_LIST_CHANGED,
 };
 use crate::server::advertised::Advertised;
-use crate::server::listen::{Slot, Versions, changed_lists, covers};
+use crate::server::listen::{Slot, covers};
+use crate::server::versions::{Versions, changed_lists};
 
 #[derive(Serialize)]
 struct Updated<'a> {

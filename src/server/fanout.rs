@@ -24,8 +24,8 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 mod keys;
 
 use self::keys::StreamKeys;
-use super::listen::{Versions, changed_lists};
 use super::spliced::{EncodedId, Spliced};
+use super::versions::{Versions, changed_lists};
 use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints, Notifier};
 use crate::observability::metrics;
 use crate::protocol::{

@@ -52,6 +52,7 @@ mod task_runner;
 mod task_state;
 #[cfg(test)]
 mod test_support;
+pub(crate) mod versions;
 
 use std::any::Any;
 use std::sync::Arc;
