@@ -476,11 +476,11 @@ impl ServerBuilder {
                 states: Arc::new(self.states),
                 wings,
                 observer,
-                tasks: super::task_state::Tasks::new(
+                tasks: Arc::new(crate::tasks::Tasks::new(
                     self.task_store
                         .unwrap_or_else(|| Arc::new(crate::tasks::MemoryTaskStore::default())),
                     self.task_settings,
-                ),
+                )),
             }),
         })
     }

@@ -329,7 +329,7 @@ impl Server {
                     match inner.listeners.start(
                         id.clone(),
                         filter,
-                        super::task_state::principal_digest(&extensions),
+                        super::scopes::principal_digest(&extensions),
                         &inner.notifier,
                         inner.server_info.clone(),
                     ) {
@@ -339,7 +339,10 @@ impl Server {
                 )
             }
             TASKS_GET | TASKS_UPDATE | TASKS_CANCEL => {
-                self.task_method(id, method, meta.into_owned(), &view, extensions)
+                let meta = meta.into_owned();
+                let request =
+                    super::family::TaskRequest::read(id, method, meta, &view, extensions)?;
+                Ok(inner.tasks.answer(self, request))
             }
             _ => Err(ErrorObject::method_not_found(method, "unknown method")),
         }

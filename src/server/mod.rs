@@ -10,13 +10,13 @@
 //!
 //! - `ladder`: [`Server::handle`], the validation ladder in order, and routing.
 //! - `methods/`: one file per method family that runs a handler (`tools/call`,
-//!   `resources/read`, `prompts/get`, `completion/complete`, `tasks/*`); `lists` and `listen` answer
+//!   `resources/read`, `prompts/get`, `completion/complete`); `lists` and `listen` answer
 //!   the lists, `server/discover` and `subscriptions/listen`.
+//! - `family`: the seam of the Tasks extension. The ladder (`tasks/*`) and `tools/call` (a
+//!   task-capable tool, the client declaring the extension) hand work to a [`TaskFamily`](
+//!   family::TaskFamily) the builder plugs in (`crate::tasks`, which holds the server and
+//!   calls back into it); the core never names the wing.
 //! - `runner`: running a handler (context, cancellation, panic isolation, stamping).
-//! - `task_runner`: running a tool as a task (creation, lease, settling, resume, stop,
-//!   resume); `task_state`: the replica's running tasks, leases and upkeep (bus watcher,
-//!   lapsed-lease sweeper, shutdown). The `tasks/*` family in `methods/` and `tools/call`
-//!   use them.
 //! - `mrtr`: what a retry brings, single-use claims, sealing `input_required` answers.
 //! - `seal/`: the key ring, bindings, and sealed tokens.
 //! - `catalog`: the serving version of the registry and its encoded lists (`lists`), swapped
@@ -31,6 +31,7 @@ mod builder;
 mod catalog;
 mod cursor;
 pub(crate) mod envelope;
+pub(crate) mod family;
 mod fanout;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
@@ -48,8 +49,6 @@ mod scopes;
 pub(crate) mod seal;
 mod service;
 mod spliced;
-mod task_runner;
-mod task_state;
 #[cfg(test)]
 mod test_support;
 pub(crate) mod versions;
@@ -100,7 +99,8 @@ pub(crate) struct Inner {
     pub(crate) wings: Wings,
     /// Opens each request's span and metrics series (labels from the frozen registry).
     pub(crate) observer: crate::observability::RequestObserver,
-    pub(crate) tasks: task_state::Tasks,
+    /// The Tasks extension (`tasks/*`, tools called as tasks), plugged in by the builder.
+    pub(crate) tasks: Arc<dyn family::TaskFamily>,
 }
 
 /// What the wings keep per replica, carried by the core without knowing their types (one

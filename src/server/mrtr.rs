@@ -95,7 +95,7 @@ impl Sealer {
 
     /// Claims a single-use state in the replay store: refused `-32602` (`replayed`) when it
     /// was used before, `-32603` when the store cannot answer (fail closed).
-    pub(in crate::server) async fn claim(
+    pub(crate) async fn claim(
         &self,
         id: &RequestId,
         method: &str,

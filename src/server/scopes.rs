@@ -1,8 +1,22 @@
-//! The scopes declared at registration, as [`ScopeRequirements`] for authorization layers.
+//! The scopes declared at registration, as [`ScopeRequirements`] for authorization layers,
+//! and the digest of who the caller is ([`principal_digest`]), which listen streams and
+//! tasks are bound to.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::Extensions;
+use sha2::{Digest as _, Sha256};
 
 use super::Server;
 use super::catalog::Serving;
-use crate::handler::{RequiredScopes, ScopeRequirements};
+use crate::handler::{Principal, RequiredScopes, ScopeRequirements};
+
+/// The digest listen streams and tasks are bound to: who the caller is (issuer, subject,
+/// client id), not the token's claims. `None` for an anonymous caller.
+pub(crate) fn principal_digest(extensions: &Extensions) -> Option<String> {
+    let p = extensions.get::<Principal>()?;
+    Some(URL_SAFE_NO_PAD.encode(&Sha256::digest(p.binding().as_bytes())[..16]))
+}
 
 impl Serving {
     /// The scopes declared on what a request for `method` names (see

@@ -1,11 +1,24 @@
-//! Task stores: where the tasks of the Tasks extension (`io.modelcontextprotocol/tasks`)
-//! live, so that every replica sees the same task.
+//! The Tasks extension (`io.modelcontextprotocol/tasks`), and the task stores where its
+//! tasks live, so that every replica sees the same task.
 //!
 //! A task-capable tool called by a client that declared the extension returns a task handle
 //! at once; the client then follows the task with `tasks/get`, answers its questions with
 //! `tasks/update` and stops it with `tasks/cancel`, each possibly on another replica than
 //! the one running the handler. What they all agree on is the [`TaskRecord`] in a
 //! [`TaskStore`].
+//!
+//! # Layout
+//!
+//! The extension is a wing beside the server's core: it holds a `Server` and calls its
+//! services, and plugs into the core's ladder and `tools/call` as the core's
+//! `server::family::TaskFamily`. The core never names it.
+//!
+//! - `state`: the replica's task state (`Tasks`, the family the builder plugs in): running
+//!   handlers, leases, and the upkeep (bus watcher, lapsed-lease sweeper, shutdown).
+//! - `runner`: running a tool as a task (creation, lease, settling, resume).
+//! - `methods`: the `tasks/get`, `tasks/update` and `tasks/cancel` methods.
+//! - `record`, `settings`: what a task is and how long it lives; `memory`, `redis`: the
+//!   stores, which know nothing of the server.
 //!
 //! # The store contract
 //!
@@ -34,15 +47,15 @@
 //! |---|---|---|
 //! | [`MemoryTaskStore`] | always | one process (the default) |
 //! | [`RedisTaskStore`] | `redis` | every replica sharing the Redis and prefix (Lua scripts make each write atomic; keys expire with `PEXPIREAT`) |
-//!
-//! This module may import `protocol` (for JSON types), `Error` and, for Redis, the crate's
-//! Redis plumbing; nothing of `server`, `handler` or `transport`.
 
 mod memory;
+mod methods;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
+mod runner;
 mod settings;
+mod state;
 
 use futures_util::future::BoxFuture;
 use serde_json::json;
@@ -54,6 +67,7 @@ pub use record::{Lease, TaskRecord, TaskStatus, TaskWork, now_ms};
 #[cfg(feature = "redis")]
 pub use redis::RedisTaskStore;
 pub use settings::{TTL_BOUNDS, TaskSettings};
+pub(crate) use state::Tasks;
 
 /// The JSON-RPC error code a task whose replica died ends with (`-32603`, internal error).
 pub const LEASE_LAPSED_CODE: i64 = -32603;

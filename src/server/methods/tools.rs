@@ -1,8 +1,9 @@
 //! `tools/call`: the tool by name, its arguments (an object), the `Mcp-Param-*` mirrors, the
 //! input schema (failures are results with `isError: true`), then the handler, whose
 //! `structuredContent` is checked against its `outputSchema`. A task-capable tool called by
-//! a client that declared the Tasks extension runs as a task (`task_runner`); a
-//! task-required one without it is `-32021`.
+//! a client that declared the Tasks extension runs as a task (handed to the server's
+//! [`TaskFamily`](crate::server::family::TaskFamily)); a task-required one without it is
+//! `-32021`.
 
 use std::sync::Arc;
 
@@ -10,7 +11,6 @@ use bytes::Bytes;
 use http::Extensions;
 use serde_json::{Value, json};
 
-use super::tasks::{declares_tasks, missing_tasks_extension};
 use crate::Error;
 use crate::handler::TaskSupport;
 use crate::handler::context_meta::ContextMeta;
@@ -22,13 +22,12 @@ use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId};
 use crate::server::Server;
 use crate::server::ask::{Ask, Invoke};
 use crate::server::envelope::{ParamsView, shared, string_field};
+use crate::server::family::{TaskCall, ToolCall, declares_tasks, missing_tasks_extension};
 use crate::server::mirror::MirroredHeaders;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
 use crate::server::runner::run_asking;
 use crate::server::seal::PendingArguments;
-use crate::server::task_runner::ToolCall;
-use crate::tasks::TaskWork;
 
 /// How many argument-validation failures a tool error lists.
 const MAX_REPORTED_ARGUMENT_ERRORS: usize = 5;
@@ -97,10 +96,16 @@ pub(in crate::server) fn call_tool(
     )?;
     if tool.task_support != TaskSupport::Forbidden {
         if ask.is_sealed() && declares_tasks(meta.client_capabilities()) {
-            let work = TaskWork::new(name.into_owned(), arguments.clone());
-            let call = tool_call(tool, arguments);
-            let meta = meta.into_owned();
-            return Ok(server.call_as_task(id.clone(), meta, extensions, retry, work, call));
+            let call = TaskCall {
+                id: id.clone(),
+                meta: meta.into_owned(),
+                extensions,
+                tool: name.into_owned(),
+                arguments: arguments.clone(),
+                call: tool_call(tool, arguments),
+                retry,
+            };
+            return Ok(server.tasks().call_as_task(server, call));
         }
         if tool.task_support == TaskSupport::Required {
             return Err(missing_tasks_extension());

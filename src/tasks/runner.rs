@@ -1,8 +1,8 @@
 //! Running tools as tasks (the Tasks extension): creating a task from a `tools/call`,
 //! driving its handler on this replica under a lease, settling its outcome in the
-//! [`TaskStore`](crate::tasks::TaskStore) and resuming it after `tasks/update`. (The
-//! replica's task state and its upkeep, the bus watcher, the lease sweeper and the shutdown,
-//! are in `task_state`.)
+//! [`TaskStore`](super::TaskStore) and resuming it after `tasks/update`. (The replica's
+//! task state and its upkeep, the bus watcher, the lease sweeper and the shutdown, are in
+//! `state`.)
 //!
 //! # How replicas cooperate
 //!
@@ -23,10 +23,6 @@
 //!   replica whose `tasks/update` answers the last question takes the lease and runs the
 //!   handler again with every answer, like a multi-round-trip retry. The replica that ran
 //!   it first need not be alive.
-//!
-//! May import: `task_state`, `tasks` (the store), `runner`-level pieces of `server`
-//! (context, replies, sealing of `input_required`), `handler`, `protocol`. `tools/call` and
-//! the `tasks/*` method family call it.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -38,10 +34,8 @@ use http::Extensions;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::Server;
-use super::outcome::{Outcome, Running};
-use super::reply::Reply;
-use super::task_state::{principal_digest, random_id};
+use super::state::{Tasks, random_id};
+use super::{TaskRecord, TaskStatus, TaskWork, Updated};
 use crate::handler::context::ContextParts;
 use crate::handler::input::Stop;
 use crate::handler::{Input, RequestContext};
@@ -50,19 +44,11 @@ use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{
     CallToolResult, ClientCapabilities, CreateTaskResult, ErrorObject, RequestId, RequestMeta,
 };
-use crate::tasks::{TaskRecord, TaskStatus, TaskWork, Updated};
+use crate::server::family::{TaskCall, ToolCall, failed, principal_digest};
+use crate::server::{Outcome, Reply, Running, Server};
 
 /// A task handler's future: the tool's result, or why it stopped; a panic caught.
-pub(super) type TaskFuture =
-    Pin<Box<dyn Future<Output = Result<Result<CallToolResult, Stop>, ()>> + Send>>;
-
-/// Makes a tool's handler future from its context (the same call as inline).
-pub(super) type ToolCall = Box<
-    dyn FnOnce(
-            RequestContext,
-        ) -> futures_util::future::BoxFuture<'static, Result<CallToolResult, Stop>>
-        + Send,
->;
+type TaskFuture = Pin<Box<dyn Future<Output = Result<Result<CallToolResult, Stop>, ()>> + Send>>;
 
 /// How a task's handler run ended, as the store records it.
 enum End {
@@ -74,53 +60,50 @@ enum End {
     },
 }
 
-impl Server {
+impl Tasks {
     /// Answers a `tools/call` of a task-capable tool from a client that declared the
     /// extension: polls the handler once (an [`InputRequired::before_task`](
     /// crate::InputRequired::before_task) answer is an inline `input_required` round), then
     /// stores a `working` task under this replica's lease, answers the flat
     /// `CreateTaskResult`, and drives the handler on in the background.
-    pub(super) fn call_as_task(
-        &self,
-        id: RequestId,
-        meta: RequestMeta,
-        extensions: Extensions,
-        retry: super::mrtr::Retry,
-        work: TaskWork,
-        call: ToolCall,
-    ) -> Outcome {
-        let server = self.clone();
+    pub(super) fn call_as_task(&self, server: &Server, call: TaskCall) -> Outcome {
+        let (tasks, server) = (self.clone(), server.clone());
         let reply = async move {
-            server.start_task_background();
+            tasks.start_background(&server);
+            let TaskCall {
+                id,
+                meta,
+                extensions,
+                tool,
+                arguments,
+                call,
+                retry,
+            } = call;
             if let Some(claim) = &retry.single_use {
                 if let Err(reply) = server.sealer().claim(&id, TOOLS_CALL, claim).await {
                     return reply;
                 }
             }
-            let tasks = &server.inner.tasks;
             let caps = meta.client_capabilities.clone();
             let principal = principal_digest(&extensions);
             let token = CancellationToken::new();
-            let mut work = work;
+            let mut work = TaskWork::new(tool, arguments);
             work.responses = retry.input.responses.clone();
-            let ctx = server.task_context(id.clone(), meta, extensions, retry.input, &token);
+            let ctx = task_context(&server, id.clone(), meta, extensions, retry.input, &token);
             let mut fut = guarded(call(ctx));
             let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
             let first = match first {
                 Poll::Ready(Ok(Err(Stop::Input(ask)))) if ask.before_task => {
-                    return match server.sealer().input_required(
-                        ask,
-                        &retry.binding.resolve(),
-                        &caps,
-                    ) {
-                        Ok(mut result) => Reply::stamped(&id, &mut result, &server.inner.stamp),
-                        Err(e) => super::runner::failed(id, TOOLS_CALL, e),
+                    let sealer = server.sealer();
+                    return match sealer.input_required(ask, &retry.binding.resolve(), &caps) {
+                        Ok(mut result) => Reply::stamped(&id, &mut result, server.stamp()),
+                        Err(e) => failed(id, TOOLS_CALL, e),
                     };
                 }
                 Poll::Ready(outcome) => Some(outcome),
                 Poll::Pending => None,
             };
-            let settings = tasks.settings;
+            let settings = tasks.inner.settings;
             let task_id = random_id();
             if !tasks.admit(&task_id, &token, Some(settings.max_running)) {
                 metrics::record_task_rejected("max_running");
@@ -141,7 +124,7 @@ impl Server {
             )
             .with_principal(principal)
             .with_lease(Some(tasks.lease()));
-            match tasks.store.create(&record).await {
+            match tasks.inner.store.create(&record).await {
                 Ok(true) => {}
                 Ok(false) | Err(_) => {
                     tasks.release(&task_id);
@@ -157,9 +140,9 @@ impl Server {
             }
             metrics::record_task_created();
             tracing::debug!(task_id, "task created");
-            tokio::spawn(server.clone().drive(task_id, token, caps, first, fut));
+            tokio::spawn(tasks.drive(server.clone(), task_id, token, caps, first, fut));
             let mut result = CreateTaskResult::new(record.to_wire());
-            Reply::stamped(&id, &mut result, &server.inner.stamp)
+            Reply::stamped(&id, &mut result, server.stamp())
         };
         Outcome::Running(Running {
             reply: Box::pin(reply),
@@ -171,6 +154,7 @@ impl Server {
     /// again with every answer it has, on behalf of the request `id`.
     pub(super) fn resume_task(
         &self,
+        server: &Server,
         record: &TaskRecord,
         id: RequestId,
         meta: RequestMeta,
@@ -178,54 +162,32 @@ impl Server {
         call: ToolCall,
     ) {
         let token = CancellationToken::new();
-        self.inner.tasks.admit(&record.id, &token, None);
+        self.admit(&record.id, &token, None);
         let caps = meta.client_capabilities.clone();
         let input = Input {
             responses: record.work.responses.clone(),
             state: record.work.state.clone(),
         };
-        let ctx = self.task_context(id, meta, extensions, input, &token);
+        let ctx = task_context(server, id, meta, extensions, input, &token);
         let fut = guarded(call(ctx));
         tokio::spawn(
             self.clone()
-                .drive(record.id.clone(), token, caps, None, fut),
+                .drive(server.clone(), record.id.clone(), token, caps, None, fut),
         );
-    }
-
-    /// The context of a task's handler: no response stream (progress and logs go nowhere),
-    /// cancelled only when the task is.
-    fn task_context(
-        &self,
-        id: RequestId,
-        meta: RequestMeta,
-        extensions: Extensions,
-        input: Input,
-        token: &CancellationToken,
-    ) -> RequestContext {
-        RequestContext::new(ContextParts {
-            id,
-            method: TOOLS_CALL,
-            meta: meta.into(),
-            extensions,
-            cancellation: Some(token.clone()),
-            events: None,
-            input,
-            notifier: self.inner.notifier.clone(),
-            states: self.inner.states.clone(),
-        })
     }
 
     /// Drives a task's handler to its end (renewing the lease meanwhile) unless the task is
     /// stopped, then records how it ended.
     async fn drive(
         self,
+        server: Server,
         task_id: String,
         token: CancellationToken,
         caps: ClientCapabilities,
         first: Option<Result<Result<CallToolResult, Stop>, ()>>,
         mut fut: TaskFuture,
     ) {
-        let every = self.inner.tasks.settings.renew_every();
+        let every = self.inner.settings.renew_every();
         let outcome = match first {
             Some(o) => Some(o),
             None => {
@@ -243,19 +205,20 @@ impl Server {
         drop(fut);
         if let Some(outcome) = outcome {
             let end = self.end_of(&task_id, &caps, outcome);
-            self.settle(&task_id, end).await;
+            self.settle(&server, &task_id, end).await;
         } else {
             tracing::debug!(task_id, "task handler stopped");
         }
-        self.inner.tasks.release(&task_id);
+        self.release(&task_id);
     }
 
     /// Renews this replica's lease on `task_id`; `false` when the task is no longer ours to
     /// run (ended elsewhere, expired).
     async fn renew(&self, task_id: &str) -> bool {
-        let tasks = &self.inner.tasks;
+        let tasks = self;
         let lease = tasks.lease();
         match tasks
+            .inner
             .store
             .update(task_id, |t| {
                 if !tasks.holds(t) {
@@ -289,7 +252,7 @@ impl Server {
             Ok(Ok(result)) => match serde_json::to_value(&result) {
                 Ok(v) => {
                     let size = v.to_string().len();
-                    let max = self.inner.tasks.settings.max_result_bytes;
+                    let max = self.inner.settings.max_result_bytes;
                     if size > max {
                         tracing::warn!(task_id, size, max, "a task result is too large to keep");
                         let mut e = ErrorObject::internal_error(format!(
@@ -338,9 +301,10 @@ impl Server {
 
     /// Records how a run ended, if the task is still ours (a cancel or a lapse may have
     /// ended it meanwhile; that first ending stands).
-    async fn settle(&self, task_id: &str, end: End) {
-        let tasks = &self.inner.tasks;
+    async fn settle(&self, server: &Server, task_id: &str, end: End) {
+        let tasks = self;
         let updated = tasks
+            .inner
             .store
             .update(task_id, |t| {
                 if !tasks.holds(t) {
@@ -365,13 +329,36 @@ impl Server {
             })
             .await;
         match updated {
-            Ok(Updated::Changed(t)) => self.announce_task(&t).await,
+            Ok(Updated::Changed(t)) => Tasks::announce(server, &t).await,
             Ok(_) => tracing::debug!(task_id, "the task ended elsewhere first"),
             Err(e) => {
                 tracing::error!(task_id, error = %e, "a task's outcome could not be stored; its lease will lapse")
             }
         }
     }
+}
+
+/// The context of a task's handler: no response stream (progress and logs go nowhere),
+/// cancelled only when the task is.
+fn task_context(
+    server: &Server,
+    id: RequestId,
+    meta: RequestMeta,
+    extensions: Extensions,
+    input: Input,
+    token: &CancellationToken,
+) -> RequestContext {
+    RequestContext::new(ContextParts {
+        id,
+        method: TOOLS_CALL,
+        meta: meta.into(),
+        extensions,
+        cancellation: Some(token.clone()),
+        events: None,
+        input,
+        notifier: server.notifier().clone(),
+        states: server.states().clone(),
+    })
 }
 
 /// A handler future with its panic caught.

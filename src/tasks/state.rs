@@ -2,10 +2,8 @@
 //! here (each with the token that stops it), its leases, and the upkeep every replica does
 //! for all of them: publishing status changes, stopping handlers of tasks other replicas
 //! ended (the bus watcher), failing tasks whose replica's lease lapsed (the sweeper), and
-//! failing its own running tasks when it shuts down.
-//!
-//! May import: `tasks` (the store), `notify` (the bus), `handler` (the principal),
-//! `protocol`. `task_runner` and the `tasks/*` family use it.
+//! failing its own running tasks when it shuts down. [`Tasks`] is what the core holds as
+//! its [`TaskFamily`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -15,33 +13,37 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore as _;
-use http::Extensions;
+use futures_util::future::BoxFuture;
 use serde_json::json;
-use sha2::{Digest as _, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::{Inner, Server};
-use crate::handler::Principal;
+use super::{Lease, TaskRecord, TaskSettings, TaskStatus, TaskStore, Updated, fail_lapsed, now_ms};
 use crate::notify::{ChangeEvent, Delivery, TaskChange};
 use crate::observability::metrics;
-use crate::tasks::{
-    Lease, TaskRecord, TaskSettings, TaskStatus, TaskStore, Updated, fail_lapsed, now_ms,
-};
+use crate::server::Outcome;
+use crate::server::Server;
+use crate::server::family::{TaskCall, TaskFamily, TaskRequest, WeakServer};
 
-/// The task state of one replica: the shared store, the settings, and the handlers running
-/// here.
+/// The Tasks extension on one replica: the shared store, the settings, and the handlers
+/// running here. Cheap to clone (an `Arc`); the background upkeep stops when the last
+/// clone (the server's) is dropped.
+#[derive(Clone)]
 pub(crate) struct Tasks {
-    pub(crate) store: Arc<dyn TaskStore>,
-    pub(crate) settings: TaskSettings,
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) store: Arc<dyn TaskStore>,
+    pub(super) settings: TaskSettings,
     /// This replica's id in leases (random per process).
-    pub(crate) replica: String,
+    replica: String,
     running: Mutex<HashMap<String, CancellationToken>>,
     background: std::sync::Once,
     /// Stops the background loops when the server is dropped.
     stop: CancellationToken,
 }
 
-impl Drop for Tasks {
+impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.cancel();
     }
@@ -54,39 +56,49 @@ pub(super) fn random_id() -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// The digest tasks are bound to: who the caller is (issuer, subject, client id), not the
-/// token's claims. `None` for an anonymous caller.
-pub(super) fn principal_digest(extensions: &Extensions) -> Option<String> {
-    let p = extensions.get::<Principal>()?;
-    Some(URL_SAFE_NO_PAD.encode(&Sha256::digest(p.binding().as_bytes())[..16]))
+impl TaskFamily for Tasks {
+    fn answer(&self, server: &Server, request: TaskRequest) -> Outcome {
+        self.task_method(server, request)
+    }
+
+    fn call_as_task(&self, server: &Server, call: TaskCall) -> Outcome {
+        Tasks::call_as_task(self, server, call)
+    }
+
+    fn stop<'a>(&'a self, server: &'a Server) -> BoxFuture<'a, usize> {
+        Box::pin(self.stop_tasks(server))
+    }
+
+    fn running(&self) -> usize {
+        self.lock().len()
+    }
 }
 
 impl Tasks {
+    /// The Tasks extension over `store`, with `settings`.
     pub(crate) fn new(store: Arc<dyn TaskStore>, settings: TaskSettings) -> Self {
         Tasks {
-            store,
-            settings,
-            replica: random_id(),
-            running: Mutex::new(HashMap::new()),
-            background: std::sync::Once::new(),
-            stop: CancellationToken::new(),
+            inner: Arc::new(Inner {
+                store,
+                settings,
+                replica: random_id(),
+                running: Mutex::new(HashMap::new()),
+                background: std::sync::Once::new(),
+                stop: CancellationToken::new(),
+            }),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// How many handlers run here now.
-    pub(crate) fn running(&self) -> usize {
-        self.lock().len()
+        self.inner.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A fresh lease for this replica.
     pub(super) fn lease(&self) -> Lease {
         Lease {
-            replica: self.replica.clone(),
-            until: now_ms() + u64::try_from(self.settings.lease.as_millis()).unwrap_or(u64::MAX),
+            replica: self.inner.replica.clone(),
+            until: now_ms()
+                + u64::try_from(self.inner.settings.lease.as_millis()).unwrap_or(u64::MAX),
         }
     }
 
@@ -96,7 +108,7 @@ impl Tasks {
             && task
                 .lease
                 .as_ref()
-                .is_some_and(|l| l.replica == self.replica)
+                .is_some_and(|l| l.replica == self.inner.replica)
     }
 
     /// Registers a handler for `id` unless `limit` handlers run already.
@@ -117,7 +129,7 @@ impl Tasks {
     }
 
     /// Stops the handler of `id` if it runs here.
-    pub(crate) fn stop_local(&self, id: &str) {
+    pub(super) fn stop_local(&self, id: &str) {
         if let Some(token) = self.lock().get(id) {
             token.cancel();
         }
@@ -126,18 +138,15 @@ impl Tasks {
     pub(super) fn ids(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
     }
-}
 
-impl Server {
     /// Publishes a task's new status (listen streams, and the replica running it).
-    pub(super) async fn announce_task(&self, task: &TaskRecord) {
+    pub(super) async fn announce(server: &Server, task: &TaskRecord) {
         if task.status.is_terminal() {
             metrics::record_task_ended(task.status.as_str());
         }
         let change = TaskChange::new(task.to_wire(), task.principal.clone());
-        if let Err(e) = self
-            .inner
-            .notifier
+        if let Err(e) = server
+            .notifier()
             .publish(ChangeEvent::TaskStatus(change))
             .await
         {
@@ -147,30 +156,32 @@ impl Server {
 
     /// Starts this replica's background task work once: the lease sweeper and the watcher
     /// that stops handlers of tasks other replicas ended.
-    pub(super) fn start_task_background(&self) {
+    pub(super) fn start_background(&self, server: &Server) {
         let inner = &self.inner;
-        inner.tasks.background.call_once(|| {
+        inner.background.call_once(|| {
             let weak = Arc::downgrade(&self.inner);
-            let stop = inner.tasks.stop.clone();
+            let stop = inner.stop.clone();
             tokio::spawn(watch(
                 weak.clone(),
-                inner.notifier.subscribe(),
+                server.notifier().subscribe(),
                 stop.clone(),
             ));
-            let every = (inner.tasks.settings.lease / 4)
+            let every = (inner.settings.lease / 4)
                 .clamp(Duration::from_millis(100), Duration::from_secs(5));
-            tokio::spawn(sweep(weak, every, stop));
+            tokio::spawn(sweep(weak, server.downgrade(), every, stop));
         });
     }
 
     /// Fails every task still running on this replica (`-32603`, "the replica shut down")
-    /// and stops its handler. The drain calls it once the drain delay is over, so running
-    /// tasks get that long to finish; none is left `working`. Returns how many it failed.
-    pub async fn stop_tasks(&self) -> usize {
-        let tasks = &self.inner.tasks;
+    /// and stops its handler. The drain calls it (through [`Server::stop_tasks`]) once the
+    /// drain delay is over, so running tasks get that long to finish; none is left
+    /// `working`. Returns how many it failed.
+    async fn stop_tasks(&self, server: &Server) -> usize {
+        let tasks = self;
         let mut failed = 0;
         for task_id in tasks.ids() {
             let updated = tasks
+                .inner
                 .store
                 .update(&task_id, |t| {
                     if !tasks.holds(t) {
@@ -179,7 +190,7 @@ impl Server {
                     t.set_status(TaskStatus::Failed);
                     t.status_message = Some("the replica shut down".into());
                     t.error = Some(json!({
-                        "code": crate::tasks::LEASE_LAPSED_CODE,
+                        "code": super::LEASE_LAPSED_CODE,
                         "message": "Internal error: the replica running this task shut down before it finished",
                     }));
                     true
@@ -189,7 +200,7 @@ impl Server {
             match updated {
                 Ok(Updated::Changed(t)) => {
                     failed += 1;
-                    self.announce_task(&t).await;
+                    Tasks::announce(server, &t).await;
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -201,11 +212,6 @@ impl Server {
             tracing::info!(failed, "failed the tasks still running at shutdown");
         }
         failed
-    }
-
-    /// How many task handlers run on this replica now.
-    pub fn running_tasks(&self) -> usize {
-        self.inner.tasks.running()
     }
 }
 
@@ -219,19 +225,20 @@ async fn watch(weak: Weak<Inner>, mut rx: crate::notify::BusReceiver, stop: Canc
             d = rx.recv() => match d { Some(d) => d, None => return },
         };
         let Some(inner) = weak.upgrade() else { return };
+        let tasks = Tasks { inner };
         match delivery {
             Delivery::Event(event) => {
                 if let ChangeEvent::TaskStatus(change) = &*event {
                     if change.is_terminal() {
-                        inner.tasks.stop_local(&change.task.task_id);
+                        tasks.stop_local(&change.task.task_id);
                     }
                 }
             }
             Delivery::Resync => {
-                for id in inner.tasks.ids() {
-                    match inner.tasks.store.get(&id).await {
+                for id in tasks.ids() {
+                    match tasks.inner.store.get(&id).await {
                         Ok(Some(t)) if !t.status.is_terminal() => {}
-                        Ok(_) => inner.tasks.stop_local(&id),
+                        Ok(_) => tasks.stop_local(&id),
                         Err(e) => tracing::debug!(task_id = %id, error = %e, "task not re-read"),
                     }
                 }
@@ -241,7 +248,7 @@ async fn watch(weak: Weak<Inner>, mut rx: crate::notify::BusReceiver, stop: Canc
 }
 
 /// Fails, every `every`, the tasks whose replica's lease lapsed (on any replica).
-async fn sweep(weak: Weak<Inner>, every: Duration, stop: CancellationToken) {
+async fn sweep(weak: Weak<Inner>, server: WeakServer, every: Duration, stop: CancellationToken) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -249,9 +256,10 @@ async fn sweep(weak: Weak<Inner>, every: Duration, stop: CancellationToken) {
             () = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let Some(inner) = weak.upgrade() else { return };
-        let server = Server { inner };
-        match fail_lapsed(&*server.inner.tasks.store, now_ms()).await {
+        let (Some(inner), Some(server)) = (weak.upgrade(), server.upgrade()) else {
+            return;
+        };
+        match fail_lapsed(&*inner.store, now_ms()).await {
             Ok(failed) => {
                 if !failed.is_empty() {
                     metrics::record_task_lease_expiries(failed.len() as u64);
@@ -261,7 +269,7 @@ async fn sweep(weak: Weak<Inner>, every: Duration, stop: CancellationToken) {
                     );
                 }
                 for t in &failed {
-                    server.announce_task(t).await;
+                    Tasks::announce(&server, t).await;
                 }
             }
             Err(e) => tracing::debug!(error = %e, "lapsed task leases not swept"),

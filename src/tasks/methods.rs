@@ -2,51 +2,20 @@
 //! `tasks/cancel` (`tasks/result` and `tasks/list` were removed from the extension and are
 //! answered `-32601` by the ladder).
 //!
-//! Each is gated on the request's own client capabilities first (`-32021` naming the
-//! extension, before the task id is even read), then finds the task in the shared store: an
-//! unknown id, an expired task and another principal's task all answer `-32602` alike.
-//!
-//! May import: `task_runner` (resuming and stopping runs, announcing changes), `envelope`
-//! (params), `outcome`/`reply`, `handler` (input parsing), `tasks`, `protocol`. Never the
-//! ladder.
+//! The core gates each on the request's own client capabilities first (`-32021` naming the
+//! extension, before the task id is even read) and reads its params; here the task is found
+//! in the shared store: an unknown id, an expired task and another principal's task all
+//! answer `-32602` alike.
 
 use http::Extensions;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::handler::input::parse_responses;
+use super::state::Tasks;
+use super::{TaskRecord, TaskStatus, Updated, lapse, now_ms};
 use crate::observability::metrics;
-use crate::protocol::{
-    ClientCapabilities, ErrorObject, JsonObject, RequestId, RequestMeta, TASKS_CANCEL,
-    TASKS_EXTENSION, TASKS_GET, TaskAck,
-};
-use crate::server::Server;
-use crate::server::envelope::{ParamsView, string_field};
-use crate::server::outcome::{Outcome, Running};
-use crate::server::reply::Reply;
-use crate::server::task_state::principal_digest;
-use crate::tasks::{TaskRecord, TaskStatus, Updated, lapse, now_ms};
-
-/// Whether the client declared the Tasks extension on this request.
-pub(in crate::server) fn declares_tasks(caps: &ClientCapabilities) -> bool {
-    caps.extensions
-        .as_ref()
-        .and_then(|e| e.get(TASKS_EXTENSION))
-        .is_some_and(|v| !v.is_null())
-}
-
-/// `-32021` naming the Tasks extension in `data.requiredCapabilities`.
-pub(in crate::server) fn missing_tasks_extension() -> ErrorObject {
-    let mut extensions = JsonObject::new();
-    extensions.insert(TASKS_EXTENSION.into(), Value::Object(JsonObject::new()));
-    let required = ClientCapabilities {
-        extensions: Some(extensions),
-        ..ClientCapabilities::default()
-    };
-    let mut e = ErrorObject::missing_client_capability(&required);
-    e.message =
-        format!("Missing required client capability: the {TASKS_EXTENSION} extension").into();
-    e
-}
+use crate::protocol::{ErrorObject, JsonObject, RequestId, RequestMeta, TaskAck};
+use crate::server::family::{TaskAsk, TaskRequest, principal_digest, tool_call_named};
+use crate::server::{Outcome, Reply, Running, Server};
 
 fn unknown_task(task_id: &str) -> ErrorObject {
     ErrorObject::invalid_params_with(
@@ -60,72 +29,54 @@ fn store_unavailable(task_id: &str, e: &crate::Error) -> ErrorObject {
     ErrorObject::internal_error("Internal error: the task store is unavailable")
 }
 
-/// What one `tasks/*` request asks.
-enum Ask {
-    Get,
-    Update(JsonObject),
-    Cancel,
-}
-
-impl Server {
-    /// `tasks/get`, `tasks/update` and `tasks/cancel`: the gate, the params, then the task.
-    pub(in crate::server) fn task_method(
-        &self,
-        id: &RequestId,
-        method: &str,
-        meta: RequestMeta,
-        view: &ParamsView<'_>,
-        extensions: Extensions,
-    ) -> Result<Outcome, ErrorObject> {
-        if !declares_tasks(&meta.client_capabilities) {
-            return Err(missing_tasks_extension());
-        }
-        let task_id = string_field(view.task_id, "taskId")?.into_owned();
-        let ask = match method {
-            TASKS_GET => Ask::Get,
-            TASKS_CANCEL => Ask::Cancel,
-            _ => Ask::Update(parse_responses(view.input_responses)?),
-        };
-        let server = self.clone();
-        let id = id.clone();
+impl Tasks {
+    /// `tasks/get`, `tasks/update` and `tasks/cancel` (gated and read by the core): the task.
+    pub(super) fn task_method(&self, server: &Server, request: TaskRequest) -> Outcome {
+        let TaskRequest {
+            id,
+            task_id,
+            ask,
+            meta,
+            extensions,
+        } = request;
+        let (tasks, server) = (self.clone(), server.clone());
         let reply = async move {
-            server.start_task_background();
+            tasks.start_background(&server);
             let principal = principal_digest(&extensions);
-            let found = match server.inner.tasks.store.get(&task_id).await {
+            let found = match tasks.inner.store.get(&task_id).await {
                 Ok(Some(t)) if t.principal == principal => t,
                 Ok(_) => return Reply::error(Some(id), unknown_task(&task_id)),
                 Err(e) => return Reply::error(Some(id), store_unavailable(&task_id, &e)),
             };
             let answered = match ask {
-                Ask::Get => server.get_task(found, &id).await,
-                Ask::Cancel => server.cancel_task(&task_id, &id).await,
-                Ask::Update(responses) => {
-                    server
-                        .update_task(&task_id, responses, &id, meta, extensions)
+                TaskAsk::Get => tasks.get_task(&server, found, &id).await,
+                TaskAsk::Cancel => tasks.cancel_task(&server, &task_id, &id).await,
+                TaskAsk::Update(responses) => {
+                    tasks
+                        .update_task(&server, &task_id, responses, &id, meta, extensions)
                         .await
                 }
             };
             answered.unwrap_or_else(|e| Reply::error(Some(id), store_unavailable(&task_id, &e)))
         };
-        Ok(Outcome::Running(Running {
+        Outcome::Running(Running {
             reply: Box::pin(reply),
             events: None,
-        }))
-    }
-
-    /// `{"resultType":"complete"}` (and `_meta`).
-    fn ack(&self, id: &RequestId) -> Reply {
-        Reply::stamped(id, &mut TaskAck::default(), &self.inner.stamp)
+        })
     }
 
     /// The task's detailed view; a `working` task whose lease lapsed is failed first.
-    async fn get_task(&self, found: TaskRecord, id: &RequestId) -> Result<Reply, crate::Error> {
+    async fn get_task(
+        &self,
+        server: &Server,
+        found: TaskRecord,
+        id: &RequestId,
+    ) -> Result<Reply, crate::Error> {
         let mut task = found;
         let now = now_ms();
         if task.lease_lapsed(now) {
             let updated = self
                 .inner
-                .tasks
                 .store
                 .update(&task.id, |t| {
                     if !t.lease_lapsed(now) {
@@ -138,25 +89,25 @@ impl Server {
             match updated {
                 Updated::Changed(t) => {
                     metrics::record_task_lease_expiries(1);
-                    self.announce_task(&t).await;
+                    Tasks::announce(server, &t).await;
                     task = t;
                 }
                 Updated::Unchanged(t) => task = t,
                 Updated::Gone => {}
             }
         }
-        Ok(Reply::stamped(
-            id,
-            &mut task.to_detailed(),
-            &self.inner.stamp,
-        ))
+        Ok(Reply::stamped(id, &mut task.to_detailed(), server.stamp()))
     }
 
     /// Cancels the task unless it ended already (the ack is the same either way).
-    async fn cancel_task(&self, task_id: &str, id: &RequestId) -> Result<Reply, crate::Error> {
+    async fn cancel_task(
+        &self,
+        server: &Server,
+        task_id: &str,
+        id: &RequestId,
+    ) -> Result<Reply, crate::Error> {
         let updated = self
             .inner
-            .tasks
             .store
             .update(task_id, |t| {
                 t.set_status(TaskStatus::Cancelled);
@@ -165,25 +116,27 @@ impl Server {
             })
             .await?;
         if let Updated::Changed(t) = updated {
-            self.inner.tasks.stop_local(task_id);
-            self.announce_task(&t).await;
+            self.stop_local(task_id);
+            Tasks::announce(server, &t).await;
         }
-        Ok(self.ack(id))
+        Ok(ack(server, id))
     }
 
     /// Takes the answers to the task's pending questions (others are ignored); once every
     /// question is answered, this replica resumes the handler.
     async fn update_task(
         &self,
+        server: &Server,
         task_id: &str,
         responses: JsonObject,
         id: &RequestId,
         meta: RequestMeta,
         extensions: Extensions,
     ) -> Result<Reply, crate::Error> {
-        let tasks = &self.inner.tasks;
+        let tasks = self;
         let lease = tasks.lease();
         let updated = tasks
+            .inner
             .store
             .update(task_id, |t| {
                 if t.status != TaskStatus::InputRequired {
@@ -205,22 +158,22 @@ impl Server {
             .await?;
         if let Updated::Changed(t) = updated {
             if t.status == TaskStatus::Working {
-                match super::tools::tool_call_named(self, &t.work.tool, t.work.arguments.clone()) {
-                    Some(call) => self.resume_task(&t, id.clone(), meta, extensions, call),
-                    None => self.fail_unknown_tool(&t).await,
+                match tool_call_named(server, &t.work.tool, t.work.arguments.clone()) {
+                    Some(call) => self.resume_task(server, &t, id.clone(), meta, extensions, call),
+                    None => self.fail_unknown_tool(server, &t).await,
                 }
-                self.announce_task(&t).await;
+                Tasks::announce(server, &t).await;
             }
         }
-        Ok(self.ack(id))
+        Ok(ack(server, id))
     }
 
     /// A resumed task whose tool this replica does not serve (a rolling deploy removed it)
     /// fails rather than wait for its lease to lapse.
-    async fn fail_unknown_tool(&self, task: &TaskRecord) {
-        let tasks = &self.inner.tasks;
+    async fn fail_unknown_tool(&self, server: &Server, task: &TaskRecord) {
         let tool = task.work.tool.clone();
-        let updated = tasks
+        let updated = self
+            .inner
             .store
             .update(&task.id, |t| {
                 if t.status != TaskStatus::Working {
@@ -235,7 +188,12 @@ impl Server {
             })
             .await;
         if let Ok(Updated::Changed(t)) = updated {
-            self.announce_task(&t).await;
+            Tasks::announce(server, &t).await;
         }
     }
+}
+
+/// `{"resultType":"complete"}` (and `_meta`).
+fn ack(server: &Server, id: &RequestId) -> Reply {
+    Reply::stamped(id, &mut TaskAck::default(), server.stamp())
 }
