@@ -126,6 +126,7 @@
 //! scope-filtered lists are always built, for any layer that puts a [`Principal`] into the
 //! request's extensions.
 
+mod builder;
 mod error;
 mod mirrored;
 #[cfg(any(feature = "redis", feature = "nats"))]
@@ -164,6 +165,7 @@ pub mod tasks;
 pub mod testing;
 pub mod transport;
 
+pub use builder::ServerBuilder;
 pub use error::{Error, ErrorKind};
 pub use handler::{
     HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
@@ -172,6 +174,6 @@ pub use handler::{
 pub use legacy::store as session;
 pub use runner::{ConnectionLimits, EndpointService, Runner};
 pub use server::{
-    Applied, Catalog, CatalogChange, ListenLimits, Server, ServerBuilder, StateKeys, StateKeysError,
+    Applied, Catalog, CatalogChange, ListenLimits, Server, StateKeys, StateKeysError,
 };
 pub use transport::http::StreamableHttp;

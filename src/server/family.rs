@@ -4,16 +4,14 @@
 //! core through its accessors and the few core pieces re-exported here; the core never names
 //! the family.
 
-use std::sync::{Arc, Weak};
-
 use futures_util::future::BoxFuture;
 use http::Extensions;
 use serde_json::Value;
 
+use super::Server;
 use super::envelope::{ParamsView, string_field};
 use super::mrtr::Retry;
 use super::outcome::Outcome;
-use super::{Inner, Server};
 use crate::handler::RequestContext;
 use crate::handler::input::{Stop, parse_responses};
 use crate::protocol::{
@@ -130,39 +128,4 @@ pub(super) fn missing_tasks_extension() -> ErrorObject {
     e.message =
         format!("Missing required client capability: the {TASKS_EXTENSION} extension").into();
     e
-}
-
-/// A [`Server`] that does not keep it alive, for a family's background upkeep.
-#[derive(Clone)]
-pub(crate) struct WeakServer(Weak<Inner>);
-
-impl WeakServer {
-    /// The server, unless it was dropped.
-    pub(crate) fn upgrade(&self) -> Option<Server> {
-        self.0.upgrade().map(|inner| Server { inner })
-    }
-}
-
-impl Server {
-    /// Fails every task still running on this replica (`-32603`, "the replica shut down")
-    /// and stops its handler. The drain calls it once the drain delay is over, so running
-    /// tasks get that long to finish; none is left `working`. Returns how many it failed.
-    pub async fn stop_tasks(&self) -> usize {
-        self.inner.tasks.stop(self).await
-    }
-
-    /// How many task handlers run on this replica now.
-    pub fn running_tasks(&self) -> usize {
-        self.inner.tasks.running()
-    }
-
-    /// The Tasks extension plugged into this server.
-    pub(super) fn tasks(&self) -> &dyn TaskFamily {
-        &*self.inner.tasks
-    }
-
-    /// A handle on this server that does not keep it alive.
-    pub(crate) fn downgrade(&self) -> WeakServer {
-        WeakServer(Arc::downgrade(&self.inner))
-    }
 }

@@ -27,8 +27,7 @@
 
 pub(crate) mod advertised;
 mod ask;
-mod builder;
-mod catalog;
+pub(crate) mod catalog;
 mod cursor;
 pub(crate) mod envelope;
 pub(crate) mod family;
@@ -37,13 +36,13 @@ mod fanout;
 pub(crate) mod fuzz;
 mod ladder;
 pub(crate) mod listen;
-mod lists;
+pub(crate) mod lists;
 mod methods;
 mod mirror;
-mod mrtr;
+pub(crate) mod mrtr;
 mod observed;
 mod outcome;
-mod reply;
+pub(crate) mod reply;
 mod runner;
 mod scopes;
 pub(crate) mod seal;
@@ -55,9 +54,9 @@ pub(crate) mod versions;
 
 use std::any::Any;
 use std::sync::Arc;
+use std::sync::Weak;
 
 pub(crate) use ask::{Ask, AskClient};
-pub use builder::ServerBuilder;
 pub use catalog::{Applied, Catalog, CatalogChange};
 pub(crate) use listen::listen_closed;
 pub use listen::{Listen, ListenLimits};
@@ -120,6 +119,26 @@ impl Wings {
     }
 }
 
+impl Server {
+    /// The server made of `inner` (for the builder).
+    pub(crate) fn from_inner(inner: Inner) -> Server {
+        Server {
+            inner: Arc::new(inner),
+        }
+    }
+}
+
+/// A [`Server`] that does not keep it alive, for a family's background upkeep.
+#[derive(Clone)]
+pub(crate) struct WeakServer(Weak<Inner>);
+
+impl WeakServer {
+    /// The server, unless it was dropped.
+    pub(crate) fn upgrade(&self) -> Option<Server> {
+        self.0.upgrade().map(|inner| Server { inner })
+    }
+}
+
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let now = self.inner.catalog.load();
@@ -134,11 +153,6 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Starts building a server.
-    pub fn builder() -> ServerBuilder {
-        ServerBuilder::new()
-    }
-
     /// The protocol versions this server accepts.
     pub fn supported_versions(&self) -> &[&'static str] {
         &self.inner.supported_versions
@@ -271,6 +285,28 @@ impl Server {
     /// The replica's listen streams (slots, limits, drain).
     pub(crate) fn listeners(&self) -> &listen::Listeners {
         &self.inner.listeners
+    }
+
+    /// Fails every task still running on this replica (`-32603`, "the replica shut down")
+    /// and stops its handler. The drain calls it once the drain delay is over, so running
+    /// tasks get that long to finish; none is left `working`. Returns how many it failed.
+    pub async fn stop_tasks(&self) -> usize {
+        self.inner.tasks.stop(self).await
+    }
+
+    /// How many task handlers run on this replica now.
+    pub fn running_tasks(&self) -> usize {
+        self.inner.tasks.running()
+    }
+
+    /// The Tasks extension plugged into this server.
+    pub(crate) fn tasks(&self) -> &dyn family::TaskFamily {
+        &*self.inner.tasks
+    }
+
+    /// A handle on this server that does not keep it alive.
+    pub(crate) fn downgrade(&self) -> WeakServer {
+        WeakServer(Arc::downgrade(&self.inner))
     }
 
     /// The server's implementation info (sent in every result's `_meta`).

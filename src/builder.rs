@@ -1,15 +1,11 @@
-//! Building a [`Server`]: register handlers, set policies, freeze.
+//! Building a [`Server`]: register handlers, set policies, freeze. The builder composes the
+//! core (`server`) and its wings: the 2025-11-25 era (`legacy`) when it is on, and the Tasks
+//! extension (`tasks`), whose state the core keeps without knowing it.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::advertised::Advertised;
-use super::catalog::Serving;
-use super::listen::{ListenLimits, Listeners};
-use super::lists::ListSettings;
-use super::seal::{DEFAULT_STATE_TTL, StateKeys};
-use super::{Inner, Server};
 use crate::Error;
 use crate::handler::completion::CompletionFn;
 use crate::handler::registry::{Definitions, Registry};
@@ -24,6 +20,12 @@ use crate::protocol::{
     LATEST_PROTOCOL_VERSION, ListChangedCapability, ResourcesCapability, ResultMeta,
     ServerCapabilities,
 };
+use crate::server::advertised::Advertised;
+use crate::server::catalog::Serving;
+use crate::server::listen::{ListenLimits, Listeners};
+use crate::server::lists::ListSettings;
+use crate::server::seal::{DEFAULT_STATE_TTL, StateKeys};
+use crate::server::{Inner, Server, Wings, mrtr, reply};
 
 /// Builds a [`Server`]. Every definition is checked by [`ServerBuilder::build`]: duplicate
 /// or invalid names, non-object input schemas and `x-mcp-header` annotations that break the
@@ -416,7 +418,7 @@ impl ServerBuilder {
             ..Default::default()
         };
         let supported_versions = vec![LATEST_PROTOCOL_VERSION];
-        let mut wings = super::Wings::default();
+        let mut wings = Wings::default();
         if self.legacy {
             wings = wings.with(crate::legacy::State::new(crate::legacy::Settings {
                 store: self.session_store.unwrap_or_else(|| {
@@ -435,9 +437,8 @@ impl ServerBuilder {
         );
         discover.instructions = self.instructions;
         discover.meta = result_meta.clone();
-        let discover = super::reply::Encoded::new(
-            serde_json::to_vec(&discover).map_err(Error::internal_from)?,
-        );
+        let discover =
+            reply::Encoded::new(serde_json::to_vec(&discover).map_err(Error::internal_from)?);
         let observer = crate::observability::RequestObserver::new(
             registry.tools.iter().map(|t| t.tool.name.as_str()),
             registry.prompts.iter().map(|p| p.prompt.name.as_str()),
@@ -449,40 +450,45 @@ impl ServerBuilder {
         };
         let catalog = Serving::new(registry, settings, advertised, self.tool_timeout);
         let fingerprints = catalog.load().fingerprints.clone();
-        Ok(Server {
-            inner: Arc::new(Inner {
-                catalog,
-                discover,
-                supported_versions,
-                result_meta,
-                read_cache: self.read_cache,
-                stamp: super::reply::Stamp::new(server_info.clone()),
-                server_info,
-                event_buffer: self.event_buffer,
-                sealer: super::mrtr::Sealer::new(
-                    self.state_keys.unwrap_or_else(|| {
-                        tracing::warn!(
-                            "no requestState keys configured: generated one for this process; \
+        Ok(Server::from_inner(Inner {
+            catalog,
+            discover,
+            supported_versions,
+            result_meta,
+            read_cache: self.read_cache,
+            stamp: reply::Stamp::new(server_info.clone()),
+            server_info,
+            event_buffer: self.event_buffer,
+            sealer: mrtr::Sealer::new(
+                self.state_keys.unwrap_or_else(|| {
+                    tracing::warn!(
+                        "no requestState keys configured: generated one for this process; \
                          several replicas need a shared key ring (--state-keys / MCP_STATE_KEYS)"
-                        );
-                        StateKeys::generate()
-                    }),
-                    self.state_ttl,
-                    self.replay
-                        .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
-                ),
-                notifier: self.notifier.unwrap_or_default(),
-                listeners: Listeners::new(self.listen_limits, fingerprints),
-                states: Arc::new(self.states),
-                wings,
-                observer,
-                tasks: Arc::new(crate::tasks::Tasks::new(
-                    self.task_store
-                        .unwrap_or_else(|| Arc::new(crate::tasks::MemoryTaskStore::default())),
-                    self.task_settings,
-                )),
-            }),
-        })
+                    );
+                    StateKeys::generate()
+                }),
+                self.state_ttl,
+                self.replay
+                    .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
+            ),
+            notifier: self.notifier.unwrap_or_default(),
+            listeners: Listeners::new(self.listen_limits, fingerprints),
+            states: Arc::new(self.states),
+            wings,
+            observer,
+            tasks: Arc::new(crate::tasks::Tasks::new(
+                self.task_store
+                    .unwrap_or_else(|| Arc::new(crate::tasks::MemoryTaskStore::default())),
+                self.task_settings,
+            )),
+        }))
+    }
+}
+
+impl Server {
+    /// Starts building a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::new()
     }
 }
 
