@@ -43,7 +43,7 @@ impl Tasks {
         let reply = async move {
             tasks.start_background(&server);
             let principal = principal_digest(&extensions);
-            let found = match tasks.inner.store.get(&task_id).await {
+            let found = match tasks.store().get(&task_id).await {
                 Ok(Some(t)) if t.principal == principal => t,
                 Ok(_) => return Reply::error(Some(id), unknown_task(&task_id)),
                 Err(e) => return Reply::error(Some(id), store_unavailable(&task_id, &e)),
@@ -76,8 +76,7 @@ impl Tasks {
         let now = now_ms();
         if task.lease_lapsed(now) {
             let updated = self
-                .inner
-                .store
+                .store()
                 .update(&task.id, |t| {
                     if !t.lease_lapsed(now) {
                         return false;
@@ -107,8 +106,7 @@ impl Tasks {
         id: &RequestId,
     ) -> Result<Reply, crate::Error> {
         let updated = self
-            .inner
-            .store
+            .store()
             .update(task_id, |t| {
                 t.set_status(TaskStatus::Cancelled);
                 t.status_message = Some("cancelled by the client".into());
@@ -136,8 +134,7 @@ impl Tasks {
         let tasks = self;
         let lease = tasks.lease();
         let updated = tasks
-            .inner
-            .store
+            .store()
             .update(task_id, |t| {
                 if t.status != TaskStatus::InputRequired {
                     return false;
@@ -173,8 +170,7 @@ impl Tasks {
     async fn fail_unknown_tool(&self, server: &Server, task: &TaskRecord) {
         let tool = task.work.tool.clone();
         let updated = self
-            .inner
-            .store
+            .store()
             .update(&task.id, |t| {
                 if t.status != TaskStatus::Working {
                     return false;

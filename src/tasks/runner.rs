@@ -103,7 +103,7 @@ impl Tasks {
                 Poll::Ready(outcome) => Some(outcome),
                 Poll::Pending => None,
             };
-            let settings = tasks.inner.settings;
+            let settings = tasks.settings();
             let task_id = random_id();
             if !tasks.admit(&task_id, &token, Some(settings.max_running)) {
                 metrics::record_task_rejected("max_running");
@@ -124,7 +124,7 @@ impl Tasks {
             )
             .with_principal(principal)
             .with_lease(Some(tasks.lease()));
-            match tasks.inner.store.create(&record).await {
+            match tasks.store().create(&record).await {
                 Ok(true) => {}
                 Ok(false) | Err(_) => {
                     tasks.release(&task_id);
@@ -187,7 +187,7 @@ impl Tasks {
         first: Option<Result<Result<CallToolResult, Stop>, ()>>,
         mut fut: TaskFuture,
     ) {
-        let every = self.inner.settings.renew_every();
+        let every = self.settings().renew_every();
         let outcome = match first {
             Some(o) => Some(o),
             None => {
@@ -218,8 +218,7 @@ impl Tasks {
         let tasks = self;
         let lease = tasks.lease();
         match tasks
-            .inner
-            .store
+            .store()
             .update(task_id, |t| {
                 if !tasks.holds(t) {
                     return false;
@@ -252,7 +251,7 @@ impl Tasks {
             Ok(Ok(result)) => match serde_json::to_value(&result) {
                 Ok(v) => {
                     let size = v.to_string().len();
-                    let max = self.inner.settings.max_result_bytes;
+                    let max = self.settings().max_result_bytes;
                     if size > max {
                         tracing::warn!(task_id, size, max, "a task result is too large to keep");
                         let mut e = ErrorObject::internal_error(format!(
@@ -304,8 +303,7 @@ impl Tasks {
     async fn settle(&self, server: &Server, task_id: &str, end: End) {
         let tasks = self;
         let updated = tasks
-            .inner
-            .store
+            .store()
             .update(task_id, |t| {
                 if !tasks.holds(t) {
                     return false;

@@ -30,12 +30,12 @@ use crate::server::family::{TaskCall, TaskFamily, TaskRequest};
 /// clone (the server's) is dropped.
 #[derive(Clone)]
 pub(crate) struct Tasks {
-    pub(super) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
-pub(super) struct Inner {
-    pub(super) store: Arc<dyn TaskStore>,
-    pub(super) settings: TaskSettings,
+struct Inner {
+    store: Arc<dyn TaskStore>,
+    settings: TaskSettings,
     /// This replica's id in leases (random per process).
     replica: String,
     running: Mutex<HashMap<String, CancellationToken>>,
@@ -88,6 +88,16 @@ impl Tasks {
                 stop: CancellationToken::new(),
             }),
         }
+    }
+
+    /// The shared store of tasks.
+    pub(super) fn store(&self) -> &dyn TaskStore {
+        &*self.inner.store
+    }
+
+    /// How tasks run.
+    pub(super) fn settings(&self) -> &TaskSettings {
+        &self.inner.settings
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
