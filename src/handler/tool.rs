@@ -1,4 +1,5 @@
-//! Tools: the handler trait, and typed handlers whose argument type yields `inputSchema`.
+//! Tools: definitions, and typed handlers whose argument type yields `inputSchema` (the
+//! object-safe [`ToolHandler`] they implement is in `tool_layer`, beneath the layers).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -15,7 +16,7 @@ use super::context::RequestContext;
 use super::error::ToolError;
 use super::function::Handler;
 use super::state::StateType;
-use super::tool_layer::{BoxedLayer, Layered, ToolRequest, ToolResponse, ToolService};
+use super::tool_layer::{BoxedLayer, Layered, ToolHandler, ToolRequest, ToolResponse, ToolService};
 use crate::Error;
 use crate::error::BoxError;
 use crate::protocol::{CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations};
@@ -54,16 +55,6 @@ impl IntoCallToolResult for Vec<ContentBlock> {
     fn into_call_tool_result(self) -> CallToolResult {
         CallToolResult::new(self)
     }
-}
-
-/// The object-safe core of a tool: takes validated JSON arguments, answers a result.
-pub trait ToolHandler: Send + Sync + 'static {
-    /// Runs the tool. `arguments` already matches the tool's `inputSchema`.
-    fn call(
-        &self,
-        ctx: RequestContext,
-        arguments: Value,
-    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>>;
 }
 
 /// Reads schema-validated arguments into the handler's type.

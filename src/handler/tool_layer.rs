@@ -1,7 +1,8 @@
-//! Per-tool tower layers: a tool's handler as a [`ToolService`] that any
-//! [`tower::Layer`] can wrap ([`ToolDef::layer`](super::ToolDef::layer)), and the time limit
-//! around the whole layered call ([`ToolDef::timeout`](super::ToolDef::timeout), a server-wide
-//! default on [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout)).
+//! The object-safe [`ToolHandler`] every tool implements, and per-tool tower layers: a
+//! tool's handler as a [`ToolService`] that any [`tower::Layer`] can wrap
+//! ([`ToolDef::layer`](super::ToolDef::layer)), and the time limit around the whole layered
+//! call ([`ToolDef::timeout`](super::ToolDef::timeout), a server-wide default on
+//! [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout)).
 //!
 //! The service never fails for the tool's own reasons: its response is the tool's
 //! [`ToolResponse`] (a result or a [`ToolError`]); its error is what a layer adds (a tower
@@ -21,9 +22,18 @@ use tower::{Service, ServiceExt as _};
 
 use super::context::RequestContext;
 use super::error::ToolError;
-use super::tool::ToolHandler;
 use crate::error::BoxError;
 use crate::protocol::CallToolResult;
+
+/// The object-safe core of a tool: takes validated JSON arguments, answers a result.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs the tool. `arguments` already matches the tool's `inputSchema`.
+    fn call(
+        &self,
+        ctx: RequestContext,
+        arguments: Value,
+    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>>;
+}
 
 /// One call of a tool, as its layers see it: the tool's name, the request context and the
 /// arguments (already checked against the tool's `inputSchema`).
