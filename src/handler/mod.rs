@@ -25,7 +25,7 @@ mod vars;
 
 pub use completion::CompletionHandler;
 pub use context::RequestContext;
-pub use error::{HandlerError, ToolError};
+pub use error::HandlerError;
 pub use function::Handler;
 pub use input::{Input, InputRequired};
 pub use principal::Principal;

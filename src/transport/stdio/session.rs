@@ -419,7 +419,7 @@ mod tests {
 
     use super::super::Stdio;
     use super::*;
-    use crate::{RequestContext, ToolDef, ToolError};
+    use crate::{HandlerError, RequestContext, ToolDef};
 
     fn request(id: usize) -> String {
         let m = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
@@ -449,7 +449,7 @@ mod tests {
                     async move {
                         let _ = s.send(());
                         let _ = r.acquire().await.map(|p| p.forget());
-                        Ok::<_, ToolError>("done")
+                        Ok::<_, HandlerError>("done")
                     }
                 }),
             )
