@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 
 fn tool(i: usize, description: &str) -> ToolDef {
     let schema = serde_json::json!({
@@ -25,7 +25,7 @@ fn tool(i: usize, description: &str) -> ToolDef {
     ToolDef::new(format!("tool_{i:04}"))
         .description(description)
         .input_schema(schema.as_object().unwrap().clone())
-        .raw_handler(|_: RequestContext, _: Value| async { Ok::<_, ToolError>("ok") })
+        .raw_handler(|_: RequestContext, _: Value| async { Ok::<_, HandlerError>("ok") })
 }
 
 fn server(n: usize) -> Server {

@@ -23,7 +23,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::extend::{Mirrored, MirroredHeaders, Outcome};
-use stateless_mcp::{InputRequired, RequestContext, Server, StateKeys, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, StateKeys, ToolDef};
 use tokio::runtime::Runtime;
 
 const VERSION: &str = "2026-07-28";
@@ -39,7 +39,7 @@ fn echo_tool(name: &str) -> ToolDef {
         .title("Echo")
         .description("Returns the given text unchanged, as one text block.")
         .handler(
-            |_ctx: RequestContext, args: EchoArgs| async move { Ok::<_, ToolError>(args.text) },
+            |_ctx: RequestContext, args: EchoArgs| async move { Ok::<_, HandlerError>(args.text) },
         )
 }
 
@@ -159,7 +159,7 @@ fn dispatch(c: &mut Criterion) {
                 if ctx.input().state::<String>().is_some() {
                     return Ok(args.text);
                 }
-                Err(ToolError::from(
+                Err(HandlerError::from(
                     InputRequired::new()
                         .elicit_form("ok", "Sure?", json!({"type": "object"}))
                         .state(&args.text),

@@ -12,7 +12,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::auth::ResourceServer;
-use stateless_mcp::{RequestContext, Runner, Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, RequestContext, Runner, Server, ToolDef};
 
 #[derive(Deserialize, JsonSchema)]
 struct Note {
@@ -36,7 +36,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .description("Who the token says you are")
                 .raw_handler(|ctx: RequestContext, _args| async move {
                     let subject = ctx.principal().and_then(|p| p.subject.clone());
-                    Ok::<_, ToolError>(format!("you are {}", subject.unwrap_or_default()))
+                    Ok::<_, HandlerError>(format!("you are {}", subject.unwrap_or_default()))
                 }),
         )
         .tool(
@@ -44,7 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .description("Adds a note (needs notes:write)")
                 .scopes(["notes:write"])
                 .handler(|_ctx: RequestContext, note: Note| async move {
-                    Ok::<_, ToolError>(format!("noted: {}", note.text))
+                    Ok::<_, HandlerError>(format!("noted: {}", note.text))
                 }),
         )
         .build()?;

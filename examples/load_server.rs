@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::app::{self, Config};
 use stateless_mcp::observability::{PrometheusMetrics, Readiness};
-use stateless_mcp::{Principal, RequestContext, Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, Principal, RequestContext, Server, ToolDef};
 
 /// Tools added to the demo's four.
 const GENERATED_TOOLS: usize = 96;
@@ -49,7 +49,7 @@ fn build(config: &Config, scoped: bool) -> Result<Server, stateless_mcp::Error> 
                 ))
                 .handler(|_ctx: RequestContext, args: QueryArgs| async move {
                     let _ = args.limit;
-                    Ok::<_, ToolError>(args.query)
+                    Ok::<_, HandlerError>(args.query)
                 }),
         );
     }

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use stateless_mcp::observability::{PrometheusMetrics, Readiness};
 use stateless_mcp::protocol::ResourceContents;
 use stateless_mcp::{
-    RequestContext, ResourceDef, Runner, Server, StreamableHttp, ToolDef, ToolError,
+    HandlerError, RequestContext, ResourceDef, Runner, Server, StreamableHttp, ToolDef,
 };
 
 #[derive(Deserialize, JsonSchema)]
@@ -35,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ToolDef::new("shout")
                 .description("Upper-cases its input")
                 .handler(|_ctx: RequestContext, args: Shout| async move {
-                    Ok::<_, ToolError>(args.text.to_uppercase())
+                    Ok::<_, HandlerError>(args.text.to_uppercase())
                 }),
         )
         .resource(

@@ -32,7 +32,7 @@ use redis::aio::ConnectionManager;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::notify::{BusOptions, Notifier, RedisBus};
-use stateless_mcp::{Catalog, RequestContext, Runner, Server, ToolDef, ToolError};
+use stateless_mcp::{Catalog, HandlerError, RequestContext, Runner, Server, ToolDef};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -48,23 +48,28 @@ struct Text {
 /// Every tool this binary can serve, by name.
 fn factory(name: &str) -> Option<ToolDef> {
     let tool = ToolDef::new(name);
-    Some(match name {
-        "upper" => tool.description("Upper-cases a text").handler(
-            |_: RequestContext, t: Text| async move { Ok::<_, ToolError>(t.text.to_uppercase()) },
-        ),
-        "reverse" => {
-            tool.description("Reverses a text")
-                .handler(|_: RequestContext, t: Text| async move {
-                    Ok::<_, ToolError>(t.text.chars().rev().collect::<String>())
-                })
-        }
-        "word_count" => tool.description("Counts the words of a text").handler(
-            |_: RequestContext, t: Text| async move {
-                Ok::<_, ToolError>(t.text.split_whitespace().count().to_string())
-            },
-        ),
-        _ => return None,
-    })
+    Some(
+        match name {
+            "upper" => {
+                tool.description("Upper-cases a text").handler(
+                    |_: RequestContext, t: Text| async move {
+                        Ok::<_, HandlerError>(t.text.to_uppercase())
+                    },
+                )
+            }
+            "reverse" => tool.description("Reverses a text").handler(
+                |_: RequestContext, t: Text| async move {
+                    Ok::<_, HandlerError>(t.text.chars().rev().collect::<String>())
+                },
+            ),
+            "word_count" => tool.description("Counts the words of a text").handler(
+                |_: RequestContext, t: Text| async move {
+                    Ok::<_, HandlerError>(t.text.split_whitespace().count().to_string())
+                },
+            ),
+            _ => return None,
+        },
+    )
 }
 
 /// What the admin route and the follower share.

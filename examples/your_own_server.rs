@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use stateless_mcp::protocol::{GetPromptResult, PromptMessage, ResourceContents};
 use stateless_mcp::{
     Error, HandlerError, InputRequired, PromptDef, RequestContext, ResourceTemplateDef, Runner,
-    Server, State, ToolDef, ToolError,
+    Server, State, ToolDef,
 };
 
 /// The application's database: here a map behind a lock; in a real server a pool
@@ -134,7 +134,7 @@ pub fn server(notes: Notes) -> Result<Server, Error> {
                 .description("Stores a note and returns it with its id")
                 .structured_handler(
                     |_ctx: RequestContext, State(db): State<Notes>, n: NewNote| async move {
-                        Ok::<_, ToolError>(db.insert(n.title, n.body))
+                        Ok::<_, HandlerError>(db.insert(n.title, n.body))
                     },
                 ),
         )
@@ -146,7 +146,7 @@ pub fn server(notes: Notes) -> Result<Server, Error> {
                 .open_world(false)
                 .structured_handler(
                     |_ctx: RequestContext, State(db): State<Notes>, s: Search| async move {
-                        Ok::<_, ToolError>(Found { notes: db.search(&s.word) })
+                        Ok::<_, HandlerError>(Found { notes: db.search(&s.word) })
                     },
                 ),
         )
@@ -158,7 +158,7 @@ pub fn server(notes: Notes) -> Result<Server, Error> {
                     |ctx: RequestContext, State(db): State<Notes>, d: Delete| async move {
                         let Some(note) = db.get(d.id) else {
                             // Meant for the model: it can correct the id.
-                            return Err(ToolError::new(format!("there is no note {}", d.id)));
+                            return Err(HandlerError::new(format!("there is no note {}", d.id)));
                         };
                         match ctx.input().accepted::<Confirm>("confirm") {
                             Some(Confirm { sure: true }) => {

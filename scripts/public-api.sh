@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The library's public API as one line per item ("kind path"), read from rustdoc's item
-# index (target/doc/stateless_mcp/all.html, which leaves out #[doc(hidden)] items such as
-# the reference server's `app` and `fixtures`). docs/public-api.txt is the committed
-# listing, so every change to the public API shows in review.
+# index (target/doc/stateless_mcp/all.html, or under $CARGO_TARGET_DIR when that is set; it
+# leaves out #[doc(hidden)] items such as the reference server's `app` and `fixtures`).
+# docs/public-api.txt is the committed listing, so every change to the public API shows in
+# review.
 #
 #   scripts/public-api.sh           rebuild the docs and rewrite docs/public-api.txt
 #   scripts/public-api.sh --check   fail when the docs already built differ from it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LISTING=docs/public-api.txt
-INDEX=target/doc/stateless_mcp/all.html
+INDEX=${CARGO_TARGET_DIR:-target}/doc/stateless_mcp/all.html
 
 list() {
   grep -o '<li><a href="[^"]*">[^<]*</a></li>' "$INDEX" |

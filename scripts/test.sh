@@ -3,7 +3,8 @@
 #
 # Runs scripts/provision.sh (installs what is missing: Node/npm, Python venv, nginx,
 # redis-server, nats-server, docker-compose, the pinned npm and PyPI test tools, the MCP
-# schemas, cargo-fuzz), then: cargo fmt --check, clippy -D warnings (all features, and each
+# schemas, cargo-fuzz), then: cargo fmt --check, the file-level import-cycle check of src/
+# (scripts/import_cycles.py, after its own tests), clippy -D warnings (all features, and each
 # feature on its own), every unit/integration/doc test with both test layers (the
 # self-contained one and, by `--all-features`, `external-tests`: the official conformance
 # suite, the SDK interop tests, the bus contract suite on real brokers, the multi-replica
@@ -22,6 +23,10 @@ source target/test-tools/env.sh
 
 log "cargo fmt --check"
 cargo fmt --all -- --check
+
+log "no file-level import cycle in src/ (scripts/import_cycles.py)"
+python3 scripts/import_cycles.py --self-test
+python3 scripts/import_cycles.py
 
 log "cargo clippy"
 cargo clippy --all-targets --all-features -- -D warnings

@@ -34,7 +34,7 @@ use crate::server::{Inner, Server, Wings, mrtr, reply};
 /// ```
 /// use std::time::Duration;
 /// use stateless_mcp::protocol::{CachePolicy, CacheScope, Implementation};
-/// use stateless_mcp::{ListenLimits, RequestContext, Server, ToolDef, ToolError};
+/// use stateless_mcp::{HandlerError, ListenLimits, RequestContext, Server, ToolDef};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Echo {
@@ -45,7 +45,7 @@ use crate::server::{Inner, Server, Wings, mrtr, reply};
 ///     .server_info(Implementation::new("my-server", "1.2.0"))
 ///     .instructions("Tools for the docs site.")
 ///     .tool(ToolDef::new("echo").handler(|_ctx: RequestContext, args: Echo| async move {
-///         Ok::<_, ToolError>(args.text)
+///         Ok::<_, HandlerError>(args.text)
 ///     }))
 ///     .page_size(50)
 ///     .list_cache(CachePolicy::new(300_000, CacheScope::Public))
@@ -211,7 +211,7 @@ impl ServerBuilder {
     /// registered.
     ///
     /// ```
-    /// use stateless_mcp::{RequestContext, Server, State, ToolDef, ToolError};
+    /// use stateless_mcp::{HandlerError, RequestContext, Server, State, ToolDef};
     ///
     /// #[derive(Clone)]
     /// struct Config { greeting: String }
@@ -221,7 +221,7 @@ impl ServerBuilder {
     ///     .state(Config { greeting: "hello".into() })
     ///     .tool(ToolDef::new("greet").handler(
     ///         |_ctx: RequestContext, State(c): State<Config>, _: NoArgs| async move {
-    ///             Ok::<_, ToolError>(c.greeting)
+    ///             Ok::<_, HandlerError>(c.greeting)
     ///         },
     ///     ))
     ///     .build()

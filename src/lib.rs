@@ -14,7 +14,7 @@
 //! ```no_run
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
-//! use stateless_mcp::{RequestContext, Runner, Server, ToolDef, ToolError};
+//! use stateless_mcp::{HandlerError, RequestContext, Runner, Server, ToolDef};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct Echo {
@@ -29,7 +29,7 @@
 //!             ToolDef::new("echo")
 //!                 .description("Returns its input")
 //!                 .handler(|_ctx: RequestContext, args: Echo| async move {
-//!                     Ok::<_, ToolError>(args.text)
+//!                     Ok::<_, HandlerError>(args.text)
 //!                 }),
 //!         )
 //!         .build()?;
@@ -101,10 +101,10 @@
 //! completion); a handler that takes a state nobody registered makes
 //! [`ServerBuilder::build`] fail.
 //!
-//! Every handler kind returns the same [`HandlerError`] (tools call it [`ToolError`]): `?`
-//! works on any error and on `anyhow::Error`; an unexpected error is logged with its detail
-//! and the client sees a generic message (a tool: an `isError` result; other methods:
-//! `-32603`); [`HandlerError::new`] is a message meant for the model or user; protocol errors
+//! Every handler kind returns the same [`HandlerError`]: `?` works on any error and on
+//! `anyhow::Error`; an unexpected error is logged with its detail and the client sees a
+//! generic message (a tool: an `isError` result; other methods: `-32603`);
+//! [`HandlerError::new`] is a message meant for the model or user; protocol errors
 //! ([`Error::invalid_params`], [`Error::resource_not_found`], …) are answered as the JSON-RPC
 //! errors they stand for. The wire error ([`protocol::ErrorObject`]) and the Rust error
 //! ([`Error`], an opaque value with an [`ErrorKind`]) are different types, converted in one
@@ -169,7 +169,7 @@ pub use builder::ServerBuilder;
 pub use error::{Error, ErrorKind};
 pub use handler::{
     HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
-    ResourceTemplateDef, State, ToolDef, ToolError,
+    ResourceTemplateDef, State, ToolDef,
 };
 pub use legacy::store as session;
 pub use runner::{ConnectionLimits, EndpointService, Runner};

@@ -28,7 +28,7 @@ use subtle::ConstantTimeEq;
 
 use super::config::Config;
 use crate::redis_support::{connect_lazy, query_reconnecting};
-use crate::{Catalog, Error, RequestContext, Server, ToolDef, ToolError};
+use crate::{Catalog, Error, HandlerError, RequestContext, Server, ToolDef};
 
 /// The tools `--runtime-tools` may enable.
 pub(crate) const MANAGED: [&str; 2] = ["runtime_upper", "runtime_reverse"];
@@ -46,7 +46,7 @@ fn factory(name: &str) -> Option<ToolDef> {
             .description("A tool enabled at runtime (--runtime-tools)")
             .input_schema(schema)
             .raw_handler(move |_: RequestContext, args: Value| async move {
-                Ok::<_, ToolError>(f(args["text"].as_str().unwrap_or("")))
+                Ok::<_, HandlerError>(f(args["text"].as_str().unwrap_or("")))
             }),
     )
 }

@@ -31,7 +31,7 @@
 //!
 //! ```no_run
 //! use stateless_mcp::auth::ResourceServer;
-//! use stateless_mcp::{RequestContext, Server, StreamableHttp, ToolDef, ToolError};
+//! use stateless_mcp::{HandlerError, RequestContext, Server, StreamableHttp, ToolDef};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = Server::builder()
@@ -40,7 +40,7 @@
 //!             .scopes(["files:write"])
 //!             .raw_handler(|ctx: RequestContext, _args| async move {
 //!                 let who = ctx.principal().and_then(|p| p.subject.clone());
-//!                 Ok::<_, ToolError>(format!("deleted on behalf of {who:?}"))
+//!                 Ok::<_, HandlerError>(format!("deleted on behalf of {who:?}"))
 //!             }),
 //!     )
 //!     .build()?;

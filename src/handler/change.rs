@@ -96,10 +96,10 @@ impl Registry {
 mod tests {
     use super::*;
     use crate::RequestContext;
-    use crate::handler::ToolError;
+    use crate::handler::HandlerError;
 
     fn tool(name: &str) -> ToolDef {
-        ToolDef::new(name).raw_handler(|_: RequestContext, _| async { Ok::<_, ToolError>("x") })
+        ToolDef::new(name).raw_handler(|_: RequestContext, _| async { Ok::<_, HandlerError>("x") })
     }
 
     fn names(r: &Registry) -> Vec<&str> {

@@ -42,9 +42,6 @@ const GENERIC: &str = "Internal error";
 /// ```
 pub struct HandlerError(Repr);
 
-/// The tool handlers' name for [`HandlerError`] (the same type).
-pub type ToolError = HandlerError;
-
 enum Repr {
     Message(String),
     Protocol(Error),

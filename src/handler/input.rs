@@ -10,7 +10,7 @@
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //! use serde_json::json;
-//! use stateless_mcp::{InputRequired, RequestContext, ToolDef, ToolError};
+//! use stateless_mcp::{HandlerError, InputRequired, RequestContext, ToolDef};
 //!
 //! #[derive(Deserialize)]
 //! struct Name { name: String }
@@ -117,7 +117,7 @@ impl InputRequired {
     /// ```
     /// use schemars::JsonSchema;
     /// use serde::Deserialize;
-    /// use stateless_mcp::{InputRequired, RequestContext, ToolDef, ToolError};
+    /// use stateless_mcp::{HandlerError, InputRequired, RequestContext, ToolDef};
     ///
     /// #[derive(Deserialize, JsonSchema)]
     /// struct Shipping {
@@ -136,7 +136,6 @@ impl InputRequired {
     ///             .into()),
     ///     }
     /// });
-    /// # let _: ToolError = stateless_mcp::HandlerError::new("");
     /// ```
     pub fn elicit<T: JsonSchema>(
         self,

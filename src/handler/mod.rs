@@ -25,7 +25,7 @@ mod vars;
 
 pub use completion::CompletionHandler;
 pub use context::RequestContext;
-pub use error::{HandlerError, ToolError};
+pub use error::HandlerError;
 pub use function::Handler;
 pub use input::{Input, InputRequired};
 pub use principal::Principal;
@@ -33,6 +33,6 @@ pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
 pub use scopes::{RequiredScopes, ScopeHierarchy, ScopeRequirements};
 pub use state::{State, StateType};
-pub use tool::{IntoCallToolResult, TaskSupport, ToolDef, ToolHandler};
-pub use tool_layer::{ToolRequest, ToolResponse, ToolService};
+pub use tool::{IntoCallToolResult, TaskSupport, ToolDef};
+pub use tool_layer::{ToolHandler, ToolRequest, ToolResponse, ToolService};
 pub use uri_template::{TemplateVars, UriTemplate};

@@ -13,7 +13,8 @@ use super::named::{Keyed, Named};
 use super::prompt::{PromptDef, PromptHandler};
 use super::resource::{CompiledTemplate, ResourceDef, ResourceHandler, ResourceTemplateDef};
 use super::state::{StateType, States};
-use super::tool::{ToolDef, ToolHandler};
+use super::tool::ToolDef;
+use super::tool_layer::ToolHandler;
 use super::uri_template::UriTemplate;
 use crate::Error;
 use crate::protocol::{CachePolicy, Prompt, Resource, ResourceTemplate, Tool};
@@ -372,10 +373,10 @@ impl Registry {
 mod tests {
     use super::*;
     use crate::RequestContext;
-    use crate::handler::ToolError;
+    use crate::handler::HandlerError;
 
     fn tool(name: &str) -> ToolDef {
-        ToolDef::new(name).raw_handler(|_: RequestContext, _| async { Ok::<_, ToolError>("x") })
+        ToolDef::new(name).raw_handler(|_: RequestContext, _| async { Ok::<_, HandlerError>("x") })
     }
 
     fn build_tools(tools: Vec<ToolDef>) -> Result<Registry, Error> {

@@ -21,7 +21,7 @@ use std::ops::{Deref, DerefMut};
 /// use std::sync::Arc;
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
-/// use stateless_mcp::{RequestContext, Server, State, ToolDef, ToolError};
+/// use stateless_mcp::{HandlerError, RequestContext, Server, State, ToolDef};
 ///
 /// /// A connection pool (any `Clone` handle: sqlx's `PgPool`, deadpool's `Pool`, …).
 /// #[derive(Clone)]
@@ -42,7 +42,7 @@ use std::ops::{Deref, DerefMut};
 ///         |_ctx: RequestContext, State(db): State<Db>, args: Add| async move {
 ///             let mut notes = db.0.lock().unwrap();
 ///             notes.push(args.note);
-///             Ok::<_, ToolError>(format!("{} notes", notes.len()))
+///             Ok::<_, HandlerError>(format!("{} notes", notes.len()))
 ///         },
 ///     ))
 ///     .build()
@@ -52,7 +52,7 @@ use std::ops::{Deref, DerefMut};
 /// let missing = Server::builder()
 ///     .tool(ToolDef::new("count").handler(
 ///         |_ctx: RequestContext, State(db): State<Db>, _: NoArgs| async move {
-///             Ok::<_, ToolError>(db.0.lock().unwrap().len().to_string())
+///             Ok::<_, HandlerError>(db.0.lock().unwrap().len().to_string())
 ///         },
 ///     ))
 ///     .build();

@@ -1,4 +1,5 @@
-//! Tools: the handler trait, and typed handlers whose argument type yields `inputSchema`.
+//! Tools: definitions, and typed handlers whose argument type yields `inputSchema` (the
+//! object-safe [`ToolHandler`] they implement is in `tool_layer`, beneath the layers).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -12,10 +13,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::context::RequestContext;
-use super::error::ToolError;
+use super::error::HandlerError;
 use super::function::Handler;
 use super::state::StateType;
-use super::tool_layer::{BoxedLayer, Layered, ToolRequest, ToolResponse, ToolService};
+use super::tool_layer::{BoxedLayer, Layered, ToolHandler, ToolRequest, ToolResponse, ToolService};
 use crate::Error;
 use crate::error::BoxError;
 use crate::protocol::{CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations};
@@ -56,19 +57,10 @@ impl IntoCallToolResult for Vec<ContentBlock> {
     }
 }
 
-/// The object-safe core of a tool: takes validated JSON arguments, answers a result.
-pub trait ToolHandler: Send + Sync + 'static {
-    /// Runs the tool. `arguments` already matches the tool's `inputSchema`.
-    fn call(
-        &self,
-        ctx: RequestContext,
-        arguments: Value,
-    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>>;
-}
-
 /// Reads schema-validated arguments into the handler's type.
-fn typed<A: DeserializeOwned>(arguments: Value) -> Result<A, ToolError> {
-    serde_json::from_value(arguments).map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))
+fn typed<A: DeserializeOwned>(arguments: Value) -> Result<A, HandlerError> {
+    serde_json::from_value(arguments)
+        .map_err(|e| HandlerError::new(format!("Invalid arguments: {e}")))
 }
 
 /// A [`Handler`] taking the arguments as `A` (`Value` for a raw handler).
@@ -76,7 +68,7 @@ struct TypedFn<H, M, A>(H, PhantomData<fn() -> (M, A)>);
 
 impl<H, M, A, R> ToolHandler for TypedFn<H, M, A>
 where
-    H: Handler<M, (A,), Output = Result<R, ToolError>>,
+    H: Handler<M, (A,), Output = Result<R, HandlerError>>,
     A: DeserializeOwned + 'static,
     M: 'static,
     R: IntoCallToolResult,
@@ -85,7 +77,7 @@ where
         &self,
         ctx: RequestContext,
         arguments: Value,
-    ) -> BoxFuture<'static, Result<CallToolResult, ToolError>> {
+    ) -> BoxFuture<'static, Result<CallToolResult, HandlerError>> {
         let fut = typed(arguments).map(|args| self.0.call(ctx, (args,)));
         Box::pin(async move { fut?.await.map(IntoCallToolResult::into_call_tool_result) })
     }
@@ -105,14 +97,16 @@ pub(crate) fn schema_object<T: JsonSchema>() -> JsonObject {
 /// ```
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
-/// use stateless_mcp::{RequestContext, ToolDef, ToolError};
+/// use stateless_mcp::{HandlerError, RequestContext, ToolDef};
 ///
 /// #[derive(Deserialize, JsonSchema)]
 /// struct Echo { text: String }
 ///
 /// let echo = ToolDef::new("echo")
 ///     .description("Returns its input")
-///     .handler(|_ctx: RequestContext, args: Echo| async move { Ok::<_, ToolError>(args.text) });
+///     .handler(|_ctx: RequestContext, args: Echo| async move {
+///         Ok::<_, HandlerError>(args.text)
+///     });
 /// ```
 #[must_use]
 pub struct ToolDef {
@@ -275,7 +269,7 @@ impl ToolDef {
     where
         A: DeserializeOwned + JsonSchema + 'static,
         M: 'static,
-        H: Handler<M, (A,), Output = Result<R, ToolError>>,
+        H: Handler<M, (A,), Output = Result<R, HandlerError>>,
         R: IntoCallToolResult,
     {
         self.tool.input_schema = schema_object::<A>();
@@ -291,7 +285,7 @@ impl ToolDef {
         A: DeserializeOwned + JsonSchema + Send + 'static,
         O: Serialize + JsonSchema + 'static,
         M: 'static,
-        H: Handler<M, (A,), Output = Result<O, ToolError>>,
+        H: Handler<M, (A,), Output = Result<O, HandlerError>>,
     {
         self.tool.input_schema = schema_object::<A>();
         self.tool.output_schema = Some(schema_object::<O>());
@@ -300,7 +294,7 @@ impl ToolDef {
             let fut = f.call(ctx, (args,));
             async move {
                 let value = serde_json::to_value(fut.await?).map_err(|e| {
-                    ToolError::from(Error::internal(format!("output did not serialize: {e}")))
+                    HandlerError::from(Error::internal(format!("output did not serialize: {e}")))
                 })?;
                 Ok(CallToolResult::structured(value))
             }
@@ -315,7 +309,7 @@ impl ToolDef {
     pub fn raw_handler<M, H, R>(mut self, f: H) -> Self
     where
         M: 'static,
-        H: Handler<M, (Value,), Output = Result<R, ToolError>>,
+        H: Handler<M, (Value,), Output = Result<R, HandlerError>>,
         R: IntoCallToolResult,
     {
         self.state = H::state_type();
@@ -338,7 +332,7 @@ impl ToolDef {
     /// inline or as a task.
     ///
     /// A layer sees a [`ToolRequest`] (name, context, arguments) and answers a
-    /// [`ToolResponse`] (the tool's result or its [`ToolError`]). A layer's own error is
+    /// [`ToolResponse`] (the tool's result or its [`HandlerError`]). A layer's own error is
     /// answered as a tool result with `isError: true`: tower's timeout `Elapsed` as "Tool
     /// NAME timed out", `load_shed`'s `Overloaded` as "Tool NAME is busy (too many calls at
     /// once); try again later", anything else as an unexpected failure (logged; the model
@@ -354,14 +348,14 @@ impl ToolDef {
     /// use std::time::Duration;
     ///
     /// use stateless_mcp::handler::ToolRequest;
-    /// use stateless_mcp::{RequestContext, ToolDef, ToolError};
+    /// use stateless_mcp::{HandlerError, RequestContext, ToolDef};
     /// use tower::limit::ConcurrencyLimitLayer;
     /// use tower::load_shed::LoadShedLayer;
     /// use tower::ServiceExt as _;
     ///
     /// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Query { sql: String }
     /// let report = ToolDef::new("report")
-    ///     .handler(|_ctx: RequestContext, q: Query| async move { Ok::<_, ToolError>(q.sql) })
+    ///     .handler(|_ctx: RequestContext, q: Query| async move { Ok::<_, HandlerError>(q.sql) })
     ///     // At most 4 at once; a fifth waits (for at most the 30 s of the timeout).
     ///     .layer(ConcurrencyLimitLayer::new(4))
     ///     .timeout(Duration::from_secs(30))
@@ -376,7 +370,7 @@ impl ToolDef {
     /// // Refuse rather than wait: a call beyond 2 at once answers "busy" at once.
     /// let export = ToolDef::new("export")
     ///     .raw_handler(|_ctx: RequestContext, _args: serde_json::Value| async move {
-    ///         Ok::<_, ToolError>("done")
+    ///         Ok::<_, HandlerError>("done")
     ///     })
     ///     .layer(ConcurrencyLimitLayer::new(2))
     ///     .layer(LoadShedLayer::new());

@@ -1,10 +1,11 @@
-//! Per-tool tower layers: a tool's handler as a [`ToolService`] that any
-//! [`tower::Layer`] can wrap ([`ToolDef::layer`](super::ToolDef::layer)), and the time limit
-//! around the whole layered call ([`ToolDef::timeout`](super::ToolDef::timeout), a server-wide
-//! default on [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout)).
+//! The object-safe [`ToolHandler`] every tool implements, and per-tool tower layers: a
+//! tool's handler as a [`ToolService`] that any [`tower::Layer`] can wrap
+//! ([`ToolDef::layer`](super::ToolDef::layer)), and the time limit around the whole layered
+//! call ([`ToolDef::timeout`](super::ToolDef::timeout), a server-wide default on
+//! [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout)).
 //!
 //! The service never fails for the tool's own reasons: its response is the tool's
-//! [`ToolResponse`] (a result or a [`ToolError`]); its error is what a layer adds (a tower
+//! [`ToolResponse`] (a result or a [`HandlerError`]); its error is what a layer adds (a tower
 //! `timeout::error::Elapsed`, a `load_shed::error::Overloaded`, a user layer's own error),
 //! which the tool-call path turns into a tool result with `isError: true`.
 
@@ -20,10 +21,19 @@ use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceExt as _};
 
 use super::context::RequestContext;
-use super::error::ToolError;
-use super::tool::ToolHandler;
+use super::error::HandlerError;
 use crate::error::BoxError;
 use crate::protocol::CallToolResult;
+
+/// The object-safe core of a tool: takes validated JSON arguments, answers a result.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs the tool. `arguments` already matches the tool's `inputSchema`.
+    fn call(
+        &self,
+        ctx: RequestContext,
+        arguments: Value,
+    ) -> BoxFuture<'static, Result<CallToolResult, HandlerError>>;
+}
 
 /// One call of a tool, as its layers see it: the tool's name, the request context and the
 /// arguments (already checked against the tool's `inputSchema`).
@@ -65,9 +75,9 @@ impl ToolRequest {
     }
 }
 
-/// What a tool answers: its result, or its [`ToolError`] (a message for the model, an
+/// What a tool answers: its result, or its [`HandlerError`] (a message for the model, an
 /// unexpected failure, a protocol error, or [`InputRequired`](super::InputRequired)).
-pub type ToolResponse = Result<CallToolResult, ToolError>;
+pub type ToolResponse = Result<CallToolResult, HandlerError>;
 
 /// A tool's handler as a cloneable [`tower::Service`], the type every
 /// [`ToolDef::layer`](super::ToolDef::layer) wraps.
@@ -173,7 +183,7 @@ fn refused(name: &str, error: BoxError) -> ToolResponse {
             "Tool {name} is busy (too many calls at once); try again later"
         )));
     }
-    Err(ToolError::unexpected(error))
+    Err(HandlerError::unexpected(error))
 }
 
 impl ToolHandler for Layered {

@@ -525,25 +525,90 @@ mod tests {
         }
     }
 
+    /// The `_meta` reader against an independent read of the same text: a plain
+    /// `serde_json::Value`, each known member taken out and read with its own type (`null`
+    /// as absent; capabilities and clientInfo objects only), every other member kept as it
+    /// is. Each valid input gives every field a value of its own, so a member read into the
+    /// wrong field, dropped, or left in `extra` shows.
     #[test]
-    fn boxed_and_unboxed_reads_agree() {
+    fn reader_agrees_with_a_plain_json_read() {
+        fn read(text: &str) -> Option<RequestMeta> {
+            let meta = serde_json::from_str::<BoxedMeta<'_>>(text).ok()?;
+            Some(meta.0.into_meta())
+        }
+        fn take<T: serde::de::DeserializeOwned>(
+            object: &mut JsonObject,
+            key: &str,
+        ) -> Result<Option<T>, ()> {
+            match object.remove(key) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(value) => serde_json::from_value(value).map(Some).map_err(drop),
+            }
+        }
+        fn take_object<T: serde::de::DeserializeOwned>(
+            object: &mut JsonObject,
+            key: &str,
+        ) -> Result<Option<T>, ()> {
+            match object.get(key) {
+                None | Some(serde_json::Value::Null | serde_json::Value::Object(_)) => {
+                    take(object, key)
+                }
+                Some(_) => Err(()),
+            }
+        }
+        fn plain(text: &str) -> Option<RequestMeta> {
+            let serde_json::Value::Object(mut o) = serde_json::from_str(text).ok()? else {
+                return None;
+            };
+            let protocol_version = take::<String>(&mut o, PROTOCOL_VERSION_KEY).ok()?;
+            Some(RequestMeta {
+                protocol_version: protocol_version.unwrap_or_default(),
+                client_capabilities: take_object(&mut o, CLIENT_CAPABILITIES_KEY)
+                    .ok()?
+                    .unwrap_or_default(),
+                client_info: take_object(&mut o, CLIENT_INFO_KEY).ok()?,
+                log_level: take(&mut o, LOG_LEVEL_KEY).ok()?,
+                progress_token: take(&mut o, "progressToken").ok()?,
+                traceparent: take(&mut o, "traceparent").ok()?,
+                tracestate: take(&mut o, "tracestate").ok()?,
+                baggage: take(&mut o, "baggage").ok()?,
+                extra: o,
+            })
+        }
+
         for text in [
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#,
-            r#"{"io.modelcontextprotocol/protocolVersion":"v","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"progressToken":3,"traceparent":"t","com.example/x":[1]}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{}},
+                "io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"T"},"io.modelcontextprotocol/logLevel":"warning",
+                "progressToken":"tok","traceparent":"tp","tracestate":"ts","baggage":"bg","com.example/x":[1],"other":{"a":null}}"#,
+            // Another order, a number token, escapes in keys and values.
+            r#"{"baggage":"b\"g","progress\u0054oken":7,"io.modelcontextprotocol/logLevel":"debug","tracestate":"t\u0073",
+                "io.modelcontextprotocol/clientInfo":{"version":"2","name":"n\u00e9"},"com.example/t\u0065nant":{"id":1},
+                "io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/protocolVersion":"v\\1","traceparent":"p"}"#,
+            // `null` members are absent; an unknown `null` is kept.
+            r#"{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":null,
+                "io.modelcontextprotocol/clientInfo":null,"io.modelcontextprotocol/logLevel":null,"progressToken":null,"io.modelcontextprotocol/clientInfo2":null}"#,
             r#"{}"#,
-            r#"[]"#,
-            r#"{"progressToken":1,"progressToken":2}"#,
-            r#"{"io.modelcontextprotocol/clientInfo":{"name":5}}"#,
-            r#"{"io.modelcontextprotocol/logLevel":"loud"}"#,
         ] {
-            let unboxed = serde_json::from_str::<MetaWire<'_>>(text)
-                .map(MetaWire::into_meta)
-                .map_err(|e| e.to_string());
-            let boxed = serde_json::from_str::<BoxedMeta<'_>>(text)
-                .map(|b| b.0.into_meta())
-                .map_err(|e| e.to_string());
-            assert_eq!(boxed, unboxed, "{text}");
+            let expected = plain(text).expect("a valid _meta");
+            assert_eq!(read(text), Some(expected), "{text}");
         }
+
+        for bad in [
+            r#"[]"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":5}"#,
+            r#"{"io.modelcontextprotocol/clientCapabilities":[]}"#,
+            r#"{"io.modelcontextprotocol/clientInfo":{"name":5,"version":"1"}}"#,
+            r#"{"io.modelcontextprotocol/clientInfo":["c","1"]}"#,
+            r#"{"io.modelcontextprotocol/logLevel":"loud"}"#,
+            r#"{"progressToken":{}}"#,
+            r#"{"traceparent":5}"#,
+        ] {
+            assert_eq!(plain(bad), None, "{bad}");
+            assert_eq!(read(bad), None, "{bad}");
+        }
+        // A member sent twice is refused (a plain read would keep the last one).
+        assert_eq!(read(r#"{"progressToken":1,"progressToken":2}"#), None);
     }
 
     #[test]

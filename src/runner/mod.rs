@@ -81,7 +81,7 @@ impl Bind {
 /// ```no_run
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
-/// use stateless_mcp::{RequestContext, Runner, Server, ToolDef, ToolError};
+/// use stateless_mcp::{HandlerError, RequestContext, Runner, Server, ToolDef};
 ///
 /// #[derive(Deserialize, JsonSchema)]
 /// struct Echo {
@@ -92,7 +92,7 @@ impl Bind {
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let server = Server::builder()
 ///     .tool(ToolDef::new("echo").handler(|_ctx: RequestContext, args: Echo| async move {
-///         Ok::<_, ToolError>(args.text)
+///         Ok::<_, HandlerError>(args.text)
 ///     }))
 ///     .build()?;
 /// Runner::new(server)

@@ -158,14 +158,14 @@ impl Serving {
 ///
 /// ```
 /// # async fn demo() -> Result<(), stateless_mcp::Error> {
-/// use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+/// use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 ///
 /// let server = Server::builder().advertise_tools().build()?;
 /// let catalog = server.catalog();
 /// let applied = catalog
 ///     .change()
 ///     .add_tool(ToolDef::new("ping").raw_handler(|_: RequestContext, _| async {
-///         Ok::<_, ToolError>("pong")
+///         Ok::<_, HandlerError>("pong")
 ///     }))
 ///     .apply()?;
 /// applied.announce().await?;

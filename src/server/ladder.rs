@@ -364,7 +364,7 @@ mod tests {
 
     use super::super::test_support::{answer, code, mirror, request};
     use super::*;
-    use crate::handler::{RequestContext, ToolDef, ToolError};
+    use crate::handler::{HandlerError, RequestContext, ToolDef};
     use crate::server::Mirrored;
 
     fn server() -> Server {
@@ -376,7 +376,7 @@ mod tests {
                             .unwrap(),
                     )
                     .raw_handler(|_ctx: RequestContext, args: Value| async move {
-                        Ok::<_, ToolError>(args["text"].as_str().unwrap_or_default().to_owned())
+                        Ok::<_, HandlerError>(args["text"].as_str().unwrap_or_default().to_owned())
                     }),
             )
             .build()

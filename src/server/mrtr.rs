@@ -155,7 +155,7 @@ mod tests {
 
     use super::super::test_support::{answer, request};
     use super::*;
-    use crate::handler::{RequestContext, ToolDef, ToolError};
+    use crate::handler::{HandlerError, RequestContext, ToolDef};
     use crate::protocol::JsonObject;
     use crate::protocol::methods::TOOLS_CALL;
     use crate::server::Outcome;
@@ -169,7 +169,9 @@ mod tests {
                 |ctx: RequestContext, _args: Value| async move {
                     match ctx.input().state::<u32>() {
                         Some(n) => Ok(format!("step {n}")),
-                        None => Err(ToolError::from(InputRequired::new().state(&2).single_use())),
+                        None => Err(HandlerError::from(
+                            InputRequired::new().state(&2).single_use(),
+                        )),
                     }
                 },
             ))

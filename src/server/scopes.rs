@@ -63,7 +63,7 @@ impl ScopeRequirements for Server {
 
 #[cfg(test)]
 mod tests {
-    use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef, ToolError};
+    use crate::handler::{HandlerError, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
     use crate::handler::{RequiredScopes, ScopeRequirements};
     use crate::{RequestContext, Server};
 
@@ -73,7 +73,7 @@ mod tests {
             .tool(
                 ToolDef::new("w")
                     .scopes(["files:write"])
-                    .raw_handler(|_: RequestContext, _| async { Ok::<_, ToolError>("x") }),
+                    .raw_handler(|_: RequestContext, _| async { Ok::<_, HandlerError>("x") }),
             )
             .prompt(PromptDef::new("p").scopes(["prompts"]).handler(
                 |_, _: crate::handler::PromptArguments| async {

@@ -63,7 +63,7 @@ fn object<T: Serialize + ?Sized>(what: &str, value: &T) -> Result<Value, String>
 ///
 /// ```
 /// # use schemars::JsonSchema; use serde::Deserialize;
-/// # use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+/// # use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 /// use serde_json::json;
 /// use stateless_mcp::testing::{TestClient, TestError};
 ///
@@ -73,7 +73,7 @@ fn object<T: Serialize + ?Sized>(what: &str, value: &T) -> Result<Value, String>
 /// let server = Server::builder()
 ///     .tool(ToolDef::new("div").handler(|_ctx: RequestContext, d: Div| async move {
 ///         if d.b == 0 {
-///             return Err(ToolError::new("b must not be 0"));
+///             return Err(HandlerError::new("b must not be 0"));
 ///         }
 ///         Ok((d.a / d.b).to_string())
 ///     }))

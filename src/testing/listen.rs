@@ -23,12 +23,12 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// use std::time::Duration;
 /// use stateless_mcp::notify::ChangeEvent;
 /// use stateless_mcp::testing::TestClient;
-/// # use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+/// # use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// # let server = Server::builder()
-/// #     .tool(ToolDef::new("t").raw_handler(|_c: RequestContext, _a: serde_json::Value| async { Ok::<_, ToolError>("") }))
+/// #     .tool(ToolDef::new("t").raw_handler(|_c: RequestContext, _a: serde_json::Value| async { Ok::<_, HandlerError>("") }))
 /// #     .build().unwrap();
 /// let client = TestClient::new(server.clone());
 /// let mut stream = client.listen().tools().timeout(Duration::from_secs(5)).open().await.unwrap();

@@ -8,7 +8,7 @@
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
 //! use stateless_mcp::testing::TestClient;
-//! use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+//! use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 //!
 //! #[derive(Serialize, Deserialize, JsonSchema)]
 //! struct Add {
@@ -20,7 +20,7 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = Server::builder()
 //!     .tool(ToolDef::new("add").handler(|_ctx: RequestContext, args: Add| async move {
-//!         Ok::<_, ToolError>((args.a + args.b).to_string())
+//!         Ok::<_, HandlerError>((args.a + args.b).to_string())
 //!     }))
 //!     .build()?;
 //! let client = TestClient::new(server);

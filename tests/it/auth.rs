@@ -22,8 +22,8 @@ use stateless_mcp::auth::{ResourceServer, ResourceServerBuilder};
 use stateless_mcp::handler::{PromptArguments, TemplateVars};
 use stateless_mcp::protocol::{GetPromptResult, PromptMessage, ResourceContents};
 use stateless_mcp::{
-    PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, Server, StreamableHttp, ToolDef,
-    ToolError,
+    HandlerError, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, Server,
+    StreamableHttp, ToolDef,
 };
 
 use crate::support::authz::Authz;
@@ -31,8 +31,9 @@ use crate::support::{Client, Exchange, TestServer, serve_on};
 
 /// A server whose tools, prompt and resources declare scopes. `write_file` counts its runs.
 pub(crate) fn scoped_server(writes: Arc<AtomicUsize>) -> Server {
-    let text =
-        |s: &'static str| move |_: RequestContext, _: Value| async move { Ok::<_, ToolError>(s) };
+    let text = |s: &'static str| {
+        move |_: RequestContext, _: Value| async move { Ok::<_, HandlerError>(s) }
+    };
     Server::builder()
         .tool(
             ToolDef::new("read_file")
@@ -46,14 +47,14 @@ pub(crate) fn scoped_server(writes: Arc<AtomicUsize>) -> Server {
                     let writes = writes.clone();
                     async move {
                         writes.fetch_add(1, Ordering::SeqCst);
-                        Ok::<_, ToolError>("written")
+                        Ok::<_, HandlerError>("written")
                     }
                 }),
         )
         .tool(
             ToolDef::new("whoami").raw_handler(|ctx: RequestContext, _: Value| async move {
                 let p = ctx.principal().cloned().unwrap_or_default();
-                Ok::<_, ToolError>(
+                Ok::<_, HandlerError>(
                     json!({
                         "subject": p.subject,
                         "client_id": p.client_id,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 use tokio::sync::mpsc;
 
 use crate::support::{Client, meta, start};
@@ -30,7 +30,7 @@ fn hanging_server(tx: mpsc::UnboundedSender<&'static str>) -> Server {
                         let _ = started.send("started");
                         ctx.progress(1.0, None, Some("started".into())).await;
                         std::future::pending::<()>().await;
-                        Ok::<_, ToolError>("never")
+                        Ok::<_, HandlerError>("never")
                     }
                 }),
         )

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use stateless_mcp::handler::{PromptArguments, TemplateVars};
 use stateless_mcp::protocol::{CompleteResult, ResourceContents};
-use stateless_mcp::{RequestContext, ResourceTemplateDef, Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, RequestContext, ResourceTemplateDef, Server, ToolDef};
 use tokio::sync::Barrier;
 
 use crate::support::{fixtures_server, in_process};
@@ -34,7 +34,7 @@ fn calculator() -> Server {
                 .description("Integer division")
                 .structured_handler(|_ctx: RequestContext, args: Div| async move {
                     if args.b == 0 {
-                        return Err(ToolError::new("division by zero: b must not be 0"));
+                        return Err(HandlerError::new("division by zero: b must not be 0"));
                     }
                     Ok(Quotient { q: args.a / args.b })
                 }),
@@ -44,7 +44,7 @@ fn calculator() -> Server {
                 if true {
                     panic!("handler bug");
                 }
-                Ok::<_, ToolError>("unreachable")
+                Ok::<_, HandlerError>("unreachable")
             },
         ))
         .build()
@@ -154,7 +154,7 @@ async fn requests_run_concurrently() {
                     let b = barrier.clone();
                     async move {
                         b.wait().await;
-                        Ok::<_, ToolError>("met")
+                        Ok::<_, HandlerError>("met")
                     }
                 }),
         )
@@ -284,11 +284,11 @@ fn invalid_definitions_fail_at_build() {
     let dup = Server::builder()
         .tool(
             ToolDef::new("a")
-                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, ToolError>("") }),
+                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, HandlerError>("") }),
         )
         .tool(
             ToolDef::new("a")
-                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, ToolError>("") }),
+                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, HandlerError>("") }),
         )
         .build();
     assert!(dup.unwrap_err().to_string().contains("duplicate tool name"));
@@ -301,7 +301,7 @@ fn invalid_definitions_fail_at_build() {
                         .unwrap()
                         .clone(),
                 )
-                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, ToolError>("") }),
+                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, HandlerError>("") }),
         )
         .build();
     assert!(bad_header.unwrap_err().to_string().contains("x-mcp-header"));
@@ -325,7 +325,7 @@ async fn output_that_breaks_the_output_schema_is_an_internal_error() {
             .raw_handler(move |_c: RequestContext, _a: Value| {
                 let out = out.clone();
                 async move {
-                    Ok::<_, ToolError>(stateless_mcp::protocol::CallToolResult::structured(out))
+                    Ok::<_, HandlerError>(stateless_mcp::protocol::CallToolResult::structured(out))
                 }
             })
     };
@@ -337,7 +337,7 @@ async fn output_that_breaks_the_output_schema_is_an_internal_error() {
                 .description("forgets structuredContent")
                 .output_schema(schema.as_object().unwrap().clone())
                 .raw_handler(|_c: RequestContext, _a: Value| async {
-                    Ok::<_, ToolError>("text only")
+                    Ok::<_, HandlerError>("text only")
                 }),
         )
         .build()

@@ -248,8 +248,15 @@ async fn idle_connections_close_while_listen_streams_stay_open() {
     error_or_result(&body);
     assert!(closed_within(&mut tcp, Duration::from_secs(5)).await);
 
-    // Three idle timeouts later, the listen stream still delivers.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Three idle timeouts later, the listen stream still delivers. Each timeout is seen
+    // happen: a connection left idle after its request, closed by the server.
+    for _ in 0..3 {
+        let mut idle = connect(&server).await;
+        idle.write_all(&raw_echo(server.port, "")).await.unwrap();
+        let (head, _) = read_response(&mut idle).await;
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert!(closed_within(&mut idle, Duration::from_secs(5)).await);
+    }
     client.trigger_tool_change(json!(2)).await;
     assert_eq!(
         listener.next_kind().await,

@@ -8,7 +8,7 @@ use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use stateless_mcp::ListenLimits;
 use stateless_mcp::notify::{MemoryBus, Notifier};
-use stateless_mcp::{Server, StreamableHttp, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, Server, StreamableHttp, ToolDef};
 use std::sync::Arc;
 
 use crate::support::listen::{Listener, subscription_id};
@@ -303,7 +303,7 @@ async fn handlers_announce_changes_through_their_context() {
         .tool(ToolDef::new("add_tool").raw_handler(
             |ctx: stateless_mcp::RequestContext, _: Value| async move {
                 ctx.notifier().tools_list_changed().await?;
-                Ok::<_, ToolError>("added")
+                Ok::<_, HandlerError>("added")
             },
         ))
         .build()

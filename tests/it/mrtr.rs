@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use stateless_mcp::protocol::ResourceContents;
 use stateless_mcp::testing::{Response, TestClient};
 use stateless_mcp::{
-    InputRequired, Principal, RequestContext, ResourceDef, Server, StateKeys, ToolDef, ToolError,
+    HandlerError, InputRequired, Principal, RequestContext, ResourceDef, Server, StateKeys, ToolDef,
 };
 
 use crate::support::in_process;
@@ -49,7 +49,7 @@ fn server(keys: &str, ttl: Duration) -> Server {
                         .unwrap_or_else(|| "anonymous".into());
                     return Ok(format!("{who} booked {city}: {ok}"));
                 }
-                Err(ToolError::from(
+                Err(HandlerError::from(
                     InputRequired::new()
                         .elicit_form(
                             "confirm",

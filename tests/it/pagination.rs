@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use stateless_mcp::testing::TestClient;
-use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 
 use crate::support::in_process;
 
@@ -13,7 +13,7 @@ fn many_tools(n: usize) -> Server {
         b = b.tool(
             ToolDef::new(format!("tool_{i:03}"))
                 .description("t")
-                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, ToolError>("") }),
+                .raw_handler(|_c: RequestContext, _a: Value| async { Ok::<_, HandlerError>("") }),
         );
     }
     b.build().unwrap()

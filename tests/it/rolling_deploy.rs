@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use serde_json::json;
 use stateless_mcp::notify::{MemoryBus, Notifier};
-use stateless_mcp::{Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, Server, ToolDef};
 
 use crate::support::listen::Listener;
 use crate::support::{Client, start};
 
 fn echo(name: &str) -> ToolDef {
     ToolDef::new(name).raw_handler(
-        |_: stateless_mcp::RequestContext, _: serde_json::Value| async { Ok::<_, ToolError>("ok") },
+        |_: stateless_mcp::RequestContext, _: serde_json::Value| async {
+            Ok::<_, HandlerError>("ok")
+        },
     )
 }
 

@@ -130,14 +130,14 @@ async fn the_shutdown_signal_drains_readiness_first_then_listen_streams_then_ret
 
 /// A server whose `whoami` tool answers with the caller's subject (`nobody` without one).
 fn whoami_server() -> Server {
-    use stateless_mcp::{RequestContext, ToolDef, ToolError};
+    use stateless_mcp::{HandlerError, RequestContext, ToolDef};
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct NoArgs {}
     Server::builder()
         .tool(
             ToolDef::new("whoami").handler(|ctx: RequestContext, _: NoArgs| async move {
                 let who = ctx.principal().and_then(|p| p.subject.clone());
-                Ok::<_, ToolError>(who.unwrap_or_else(|| "nobody".to_owned()))
+                Ok::<_, HandlerError>(who.unwrap_or_else(|| "nobody".to_owned()))
             }),
         )
         .build()

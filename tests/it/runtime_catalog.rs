@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use stateless_mcp::handler::PromptArguments;
 use stateless_mcp::protocol::{GetPromptResult, PromptMessage, ResourceContents};
 use stateless_mcp::{
-    ErrorKind, PromptDef, RequestContext, ResourceDef, Server, ToolDef, ToolError,
+    ErrorKind, HandlerError, PromptDef, RequestContext, ResourceDef, Server, ToolDef,
 };
 
 use crate::support::legacy::LegacyClient;
@@ -17,8 +17,9 @@ use crate::support::listen::Listener;
 use crate::support::{Client, start};
 
 fn answering(name: &str, answer: &'static str) -> ToolDef {
-    ToolDef::new(name)
-        .raw_handler(move |_: RequestContext, _: Value| async move { Ok::<_, ToolError>(answer) })
+    ToolDef::new(name).raw_handler(move |_: RequestContext, _: Value| async move {
+        Ok::<_, HandlerError>(answer)
+    })
 }
 
 fn tool(name: &str) -> ToolDef {
@@ -168,7 +169,7 @@ async fn a_refused_change_leaves_everything_byte_identical() {
                 .change()
                 .add_tool(ToolDef::new("needs_state").handler(
                     |_: RequestContext, _: stateless_mcp::State<u8>, _: NoArgs| async {
-                        Ok::<_, ToolError>("x")
+                        Ok::<_, HandlerError>("x")
                     },
                 )),
             "needs_state",
@@ -230,7 +231,7 @@ async fn a_running_call_finishes_with_the_definition_it_started_with() {
                 let _ = started.send(());
             }
             gate.notified().await;
-            Ok::<_, ToolError>("first definition")
+            Ok::<_, HandlerError>("first definition")
         }
     });
     let server = Server::builder().tool(slow).build().unwrap();

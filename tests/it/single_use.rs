@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::replay::{MemoryReplayStore, ReplayStore};
-use stateless_mcp::{InputRequired, RequestContext, Server, StateKeys, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, StateKeys, ToolDef};
 
 use crate::support::{Client, Exchange, TestServer, start};
 
@@ -34,7 +34,7 @@ async fn replica(store: Arc<dyn ReplayStore>) -> TestServer {
                     json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
                 )
                 .state(&p.amount);
-            Err(ToolError::from(if single_use {
+            Err(HandlerError::from(if single_use {
                 ask.single_use()
             } else {
                 ask

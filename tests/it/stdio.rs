@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use stateless_mcp::transport::stdio::Stdio;
-use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 use tokio::sync::mpsc;
 
 use crate::support::stdio::StdioClient;
@@ -421,7 +421,7 @@ async fn cancellation_drops_the_running_handler() {
                     let _guard = guard;
                     let _ = started.send("started");
                     std::future::pending::<()>().await;
-                    Ok::<_, ToolError>("never")
+                    Ok::<_, HandlerError>("never")
                 }
             }),
         )

@@ -8,6 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use serde_json::json;
 use stateless_mcp::tasks::{
     Lease, MemoryTaskStore, Replaced, TaskRecord, TaskStatus, TaskStore, TaskWork, Updated,
@@ -39,9 +41,13 @@ fn task(id: &str, ttl_ms: u64) -> TaskRecord {
 }
 
 fn lease(replica: &str, for_ms: u64) -> Option<Lease> {
+    lease_until(replica, now_ms() + for_ms)
+}
+
+fn lease_until(replica: &str, until: u64) -> Option<Lease> {
     Some(Lease {
         replica: replica.into(),
-        until: now_ms() + for_ms,
+        until,
     })
 }
 
@@ -172,12 +178,31 @@ async fn terminal_states_are_final(cluster: &dyn Cluster) {
 }
 
 /// A task is readable for its ttl after its last write, then forgotten.
+///
+/// Expiry runs on the store's clock (Redis: real time), so this waits for real, with wide
+/// margins, and asserts only what the measured times prove: when the machine stalled so long
+/// that the last write's ttl may have run out before the read, the round proves nothing and
+/// runs again with a longer ttl (and the test fails if none could tell).
 async fn tasks_expire_after_their_ttl(cluster: &dyn Cluster) {
     let (a, b) = (cluster.replica(), cluster.replica());
+    for ttl_ms in [3_000, 6_000, 12_000] {
+        if expiry_round(&*a, &*b, ttl_ms).await {
+            return;
+        }
+    }
+    panic!("too slow to tell whether a write restarts the ttl, even with a 12 s ttl");
+}
+
+/// One round of [`tasks_expire_after_their_ttl`]: false when it could not tell.
+async fn expiry_round(a: &dyn TaskStore, b: &dyn TaskStore, ttl_ms: u64) -> bool {
+    let ttl = Duration::from_millis(ttl_ms);
     let id = fresh_id("ttl");
-    assert!(a.create(&task(&id, 600)).await.unwrap());
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    // A write restarts the ttl.
+    assert!(a.create(&task(&id, ttl_ms)).await.unwrap());
+    // The first expiry is at most `ttl` after this.
+    let created = Instant::now();
+    tokio::time::sleep_until(created + ttl / 2).await;
+    // A write restarts the ttl: the new expiry is at least `ttl` after this.
+    let written = Instant::now();
     let touched = b
         .update(&id, |t| {
             t.set_status(TaskStatus::Completed);
@@ -186,24 +211,26 @@ async fn tasks_expire_after_their_ttl(cluster: &dyn Cluster) {
         .await
         .unwrap();
     assert!(matches!(touched, Updated::Changed(_)), "{touched:?}");
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(
-        a.get(&id).await.unwrap().is_some(),
-        "readable for its ttl after the last write"
-    );
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while a.get(&id).await.unwrap().is_some() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the task was not forgotten after its ttl"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    // Past the first expiry.
+    tokio::time::sleep_until(created + ttl + ttl / 8).await;
+    let readable = a.get(&id).await.unwrap().is_some();
+    if written.elapsed() >= ttl {
+        return false;
     }
+    assert!(readable, "readable for its ttl after the last write");
+    let gone = &id;
+    support::eventually(
+        ttl + Duration::from_secs(10),
+        "the task was not forgotten after its ttl",
+        move || async move { a.get(gone).await.unwrap().is_none() },
+    )
+    .await;
     assert_eq!(b.update(&id, |_| true).await.unwrap(), Updated::Gone);
     assert!(
-        a.create(&task(&id, 600)).await.unwrap(),
+        a.create(&task(&id, ttl_ms)).await.unwrap(),
         "an expired id is free again"
     );
+    true
 }
 
 /// A running task whose lease lapses is found by any replica and failed once; one whose
@@ -213,10 +240,13 @@ async fn lapsed_leases_fail_their_tasks(cluster: &dyn Cluster) {
     let dying = fresh_id("dying");
     let alive = fresh_id("alive");
     let waiting = fresh_id("waiting");
+    // Leases are instants the store compares with the `now` it is asked about: the test
+    // sets both, so nothing here waits for a clock.
+    let t0 = now_ms();
     for id in [&dying, &alive] {
         assert!(
             owner
-                .create(&task(id, 60_000).with_lease(lease("owner", 300)))
+                .create(&task(id, 60_000).with_lease(lease_until("owner", t0 + 300)))
                 .await
                 .unwrap()
         );
@@ -224,23 +254,21 @@ async fn lapsed_leases_fail_their_tasks(cluster: &dyn Cluster) {
     let mut asking = task(&waiting, 60_000);
     asking.set_status(TaskStatus::InputRequired);
     assert!(owner.create(&asking).await.unwrap());
-    let early = a.lapsed(now_ms(), 1_000).await.unwrap();
+    let early = a.lapsed(t0, 1_000).await.unwrap();
     assert!(
         !early.contains(&dying) && !early.contains(&alive),
         "{early:?}"
     );
-    // The owner renews one lease, then "dies".
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // The owner renews one lease, then "dies"; the other lease lapses.
     let renewed = owner
         .update(&alive, |t| {
-            t.lease = lease("owner", 60_000);
+            t.lease = lease_until("owner", t0 + 60_000);
             true
         })
         .await
         .unwrap();
     assert!(matches!(renewed, Updated::Changed(_)));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let now = now_ms();
+    let now = t0 + 1_000;
     let listed = b.lapsed(now, 1_000).await.unwrap();
     assert!(listed.contains(&dying), "{listed:?}");
     assert!(!listed.contains(&alive) && !listed.contains(&waiting));
@@ -261,7 +289,7 @@ async fn lapsed_leases_fail_their_tasks(cluster: &dyn Cluster) {
         owner.get(&alive).await.unwrap().unwrap().status,
         TaskStatus::Working
     );
-    assert!(!a.lapsed(now_ms(), 1_000).await.unwrap().contains(&dying));
+    assert!(!a.lapsed(now, 1_000).await.unwrap().contains(&dying));
 }
 
 async fn contract(cluster: &dyn Cluster) {

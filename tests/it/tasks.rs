@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::handler::TaskSupport;
 use stateless_mcp::tasks::TaskSettings;
-use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 
 use crate::support::listen::Listener;
 use crate::support::schema::assert_valid;
@@ -136,7 +136,7 @@ fn forever(dropped: Arc<AtomicBool>) -> ToolDef {
                 }
                 let _flag = Flag(dropped);
                 std::future::pending::<()>().await;
-                Ok::<_, ToolError>("never")
+                Ok::<_, HandlerError>("never")
             }
         })
 }
@@ -146,7 +146,7 @@ fn big() -> ToolDef {
         .task_support(TaskSupport::Optional)
         .handler(|_ctx: RequestContext, _: NoArgs| async move {
             tokio::time::sleep(Duration::from_millis(10)).await;
-            Ok::<_, ToolError>("x".repeat(10_000))
+            Ok::<_, HandlerError>("x".repeat(10_000))
         })
 }
 

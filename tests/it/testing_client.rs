@@ -17,8 +17,8 @@ use stateless_mcp::protocol::{
 };
 use stateless_mcp::testing::{Answer, TestError};
 use stateless_mcp::{
-    InputRequired, Principal, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef, Server,
-    ToolDef, ToolError,
+    HandlerError, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
+    ResourceTemplateDef, Server, ToolDef,
 };
 
 use crate::support::in_process;
@@ -31,7 +31,7 @@ fn text_tool(name: String) -> ToolDef {
         .description("answers its name")
         .handler(move |_ctx: RequestContext, _: NoArgs| {
             let name = name.clone();
-            async move { Ok::<_, ToolError>(name) }
+            async move { Ok::<_, HandlerError>(name) }
         })
 }
 
@@ -99,7 +99,7 @@ async fn mirrored_tool_parameters_are_sent_as_the_transport_would() {
             ToolDef::new("deploy")
                 .input_schema(schema.as_object().unwrap().clone())
                 .raw_handler(|_ctx: RequestContext, args: Value| async move {
-                    Ok::<_, ToolError>(format!(
+                    Ok::<_, HandlerError>(format!(
                         "{} {} {}",
                         args["region"], args["dry_run"], args["count"]
                     ))
@@ -129,7 +129,7 @@ async fn protocol_errors_tool_failures_and_wrong_shapes_are_told_apart() {
     let server = Server::builder()
         .tool(
             ToolDef::new("fails").handler(|_ctx: RequestContext, _: NoArgs| async move {
-                Err::<String, _>(ToolError::new("out of coffee"))
+                Err::<String, _>(HandlerError::new("out of coffee"))
             }),
         )
         .tool(text_tool("word".into()))
@@ -269,7 +269,7 @@ async fn progress_comes_before_the_response_when_asked_for() {
                 for i in 1..=3 {
                     ctx.progress(f64::from(i), Some(3.0), None).await;
                 }
-                Ok::<_, ToolError>("done")
+                Ok::<_, HandlerError>("done")
             }),
         )
         .build()
@@ -304,7 +304,7 @@ async fn the_principal_and_client_info_reach_handlers() {
             ToolDef::new("whoami").handler(|ctx: RequestContext, _: NoArgs| async move {
                 let who = ctx.principal().and_then(|p| p.subject.clone());
                 let info = ctx.client_info().map(|i| i.name.clone());
-                Ok::<_, ToolError>(format!("{who:?} via {info:?}"))
+                Ok::<_, HandlerError>(format!("{who:?} via {info:?}"))
             }),
         )
         .build()

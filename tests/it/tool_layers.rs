@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use stateless_mcp::handler::{ToolRequest, ToolService};
-use stateless_mcp::{RequestContext, Server, ServerBuilder, ToolDef, ToolError};
+use stateless_mcp::{HandlerError, RequestContext, Server, ServerBuilder, ToolDef};
 use tokio::sync::{Notify, oneshot};
 use tower::ServiceExt as _;
 use tower::limit::ConcurrencyLimitLayer;
@@ -61,7 +61,7 @@ fn stalling(name: &str, started: oneshot::Sender<()>, dropped: oneshot::Sender<(
             let _guard = DropSignal(Some(dropped));
             let _ = started.send(());
             std::future::pending::<()>().await;
-            Ok::<_, ToolError>("never")
+            Ok::<_, HandlerError>("never")
         }
     })
 }
@@ -70,7 +70,7 @@ fn stalling(name: &str, started: oneshot::Sender<()>, dropped: oneshot::Sender<(
 fn sleeping(name: &str, ms: u64) -> ToolDef {
     ToolDef::new(name).raw_handler(move |_ctx: RequestContext, _args: Value| async move {
         tokio::time::sleep(Duration::from_millis(ms)).await;
-        Ok::<_, ToolError>("done")
+        Ok::<_, HandlerError>("done")
     })
 }
 
@@ -81,7 +81,7 @@ fn gated(name: &str, entered: Arc<AtomicUsize>, gate: Arc<Notify>) -> ToolDef {
         async move {
             entered.fetch_add(1, Ordering::SeqCst);
             gate.notified().await;
-            Ok::<_, ToolError>("done")
+            Ok::<_, HandlerError>("done")
         }
     })
 }
@@ -229,7 +229,7 @@ async fn a_user_layer_sees_every_call_and_its_answer() {
         .raw_handler(|_ctx: RequestContext, args: Value| async move {
             match args["text"].as_str() {
                 Some(t) => Ok(t.to_uppercase()),
-                None => Err(ToolError::new("no text")),
+                None => Err(HandlerError::new("no text")),
             }
         })
         // A user layer: records each call and its answer; refuses `{"deny": true}` with its

@@ -49,7 +49,7 @@
 //!
 //! ```no_run
 //! use stateless_mcp::transport::stdio::Stdio;
-//! use stateless_mcp::{RequestContext, Server, ToolDef, ToolError};
+//! use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Echo {
@@ -61,7 +61,7 @@
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let server = Server::builder()
 //!         .tool(ToolDef::new("echo").handler(|_ctx: RequestContext, args: Echo| async move {
-//!             Ok::<_, ToolError>(args.text)
+//!             Ok::<_, HandlerError>(args.text)
 //!         }))
 //!         .build()?;
 //!     Stdio::new(server).serve().await?;

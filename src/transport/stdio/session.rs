@@ -415,14 +415,12 @@ async fn drive(Running { mut reply, events }: Running, out: &mpsc::Sender<ReplyB
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 
     use super::super::Stdio;
     use super::*;
-    use crate::{RequestContext, ToolDef, ToolError};
+    use crate::{HandlerError, RequestContext, ToolDef};
 
     fn request(id: usize) -> String {
         let m = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
@@ -432,19 +430,27 @@ mod tests {
         format!("{m}\n")
     }
 
-    #[tokio::test]
+    /// Returns once every task of the (current-thread, paused-clock) test runtime waits on
+    /// something only the test can give: tokio moves a paused clock on only when no task can
+    /// run, so a sleep on it ends when all that could happen has happened.
+    async fn settled() {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_client_that_writes_faster_than_the_server_answers_is_held_back() {
-        let started = Arc::new(AtomicUsize::new(0));
+        // One message per handler start; permits let handlers finish.
+        let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel::<()>();
         let release = Arc::new(tokio::sync::Semaphore::new(0));
-        let (s, r) = (started.clone(), release.clone());
+        let r = release.clone();
         let server = Server::builder()
             .tool(
                 ToolDef::new("block").raw_handler(move |_ctx: RequestContext, _: Value| {
-                    let (s, r) = (s.clone(), r.clone());
+                    let (s, r) = (started_tx.clone(), r.clone());
                     async move {
-                        s.fetch_add(1, Ordering::SeqCst);
+                        let _ = s.send(());
                         let _ = r.acquire().await.map(|p| p.forget());
-                        Ok::<_, ToolError>("done")
+                        Ok::<_, HandlerError>("done")
                     }
                 }),
             )
@@ -470,11 +476,14 @@ mod tests {
             client_write.write_all(all.as_bytes()).await.unwrap();
             client_write
         });
-        tokio::time::sleep(Duration::from_millis(300)).await;
         // Two run and two more wait; the cancellation behind them was still read (request 0
         // was cancelled before it started, a waiting one took its slot). The rest is not
         // read: the writer is blocked.
-        assert_eq!(started.load(Ordering::SeqCst), 2);
+        for _ in 0..2 {
+            started.recv().await.unwrap();
+        }
+        settled().await;
+        assert!(started.is_empty(), "a third handler started");
         assert!(
             !writer.is_finished(),
             "{} bytes were all taken in",
@@ -484,8 +493,10 @@ mod tests {
         release.add_permits(1);
         let first = lines.next_line().await.unwrap().unwrap();
         assert!(first.contains("done"), "{first}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(started.load(Ordering::SeqCst), 3);
+        // The freed slot goes to exactly one more.
+        started.recv().await.unwrap();
+        settled().await;
+        assert!(started.is_empty(), "a fourth handler started");
         // Once the handlers finish, everything is answered (read while the rest is written).
         release.add_permits(total);
         let reader = tokio::spawn(async move {

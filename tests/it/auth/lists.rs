@@ -58,10 +58,11 @@ async fn lists_are_filtered_by_scope_and_private() {
 
 #[tokio::test]
 async fn filtered_lists_paginate_over_what_the_caller_sees() {
-    use stateless_mcp::{Server, ToolDef, ToolError};
+    use stateless_mcp::{HandlerError, Server, ToolDef};
     let mut b = Server::builder().page_size(2);
     for i in 0..5 {
-        let t = ToolDef::new(format!("t{i}")).raw_handler(|_, _| async { Ok::<_, ToolError>("x") });
+        let t =
+            ToolDef::new(format!("t{i}")).raw_handler(|_, _| async { Ok::<_, HandlerError>("x") });
         b = b.tool(if i % 2 == 0 { t } else { t.scopes(["odd"]) });
     }
     let p = protect(b.build().unwrap(), |b| b).await;
@@ -93,8 +94,8 @@ async fn lists_without_declared_scopes_stay_public() {
 
 #[tokio::test]
 async fn a_scoped_tool_added_at_runtime_is_seen_and_called_only_with_its_scope() {
-    use stateless_mcp::{Server, ToolDef, ToolError};
-    let tool = |n: &str| ToolDef::new(n).raw_handler(|_, _| async { Ok::<_, ToolError>("x") });
+    use stateless_mcp::{HandlerError, Server, ToolDef};
+    let tool = |n: &str| ToolDef::new(n).raw_handler(|_, _| async { Ok::<_, HandlerError>("x") });
     let server = Server::builder().tool(tool("open")).build().unwrap();
     let catalog = server.catalog();
     let p = protect(server, |b| b).await;

@@ -23,6 +23,24 @@ use serde_json::{Value, json};
 use stateless_mcp::{Server, StreamableHttp};
 use tokio::task::JoinHandle;
 
+/// Polls `done` (every 50 ms) until it holds, and fails the test with `what` if it does not
+/// within `within`: for a state reached in real time (an expiry, a close), in place of a
+/// fixed sleep and an assert. Make `within` generous; a quick machine does not wait for it.
+pub async fn eventually<F, Fut>(within: Duration, what: &str, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + within;
+    while !done().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} (not within {within:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A new HTTP client for tests.
 pub fn http() -> reqwest::Client {
     reqwest::Client::new()
