@@ -21,7 +21,7 @@ use crate::protocol::{
     ServerCapabilities,
 };
 use crate::server::advertised::Advertised;
-use crate::server::catalog::Serving;
+use crate::server::catalog::{Followers, Serving, Snapshot};
 use crate::server::listen::{ListenLimits, Listeners};
 use crate::server::lists::ListSettings;
 use crate::server::seal::{DEFAULT_STATE_TTL, StateKeys};
@@ -448,8 +448,23 @@ impl ServerBuilder {
             cache: self.list_cache,
             meta: result_meta.clone(),
         };
-        let catalog = Serving::new(registry, settings, advertised, self.tool_timeout);
-        let fingerprints = catalog.load().fingerprints.clone();
+        let first = Snapshot::first(registry, &settings);
+        let listeners = Listeners::new(self.listen_limits, first.fingerprints.clone());
+        let notifier = self.notifier.unwrap_or_default();
+        let states = Arc::new(self.states);
+        let followers = Followers {
+            fingerprints: listeners.fingerprints(),
+            observer: observer.clone(),
+            states: states.clone(),
+            notifier: notifier.clone(),
+        };
+        let catalog = Arc::new(Serving::new(
+            first,
+            settings,
+            advertised,
+            self.tool_timeout,
+            followers,
+        ));
         Ok(Server::from_inner(Inner {
             catalog,
             discover,
@@ -471,9 +486,9 @@ impl ServerBuilder {
                 self.replay
                     .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
             ),
-            notifier: self.notifier.unwrap_or_default(),
-            listeners: Listeners::new(self.listen_limits, fingerprints),
-            states: Arc::new(self.states),
+            notifier,
+            listeners,
+            states,
             wings,
             observer,
             tasks: Arc::new(crate::tasks::Tasks::new(

@@ -12,16 +12,16 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 
-use super::Server;
+use tokio::sync::watch;
+
 use super::advertised::Advertised;
-use super::listen::Listeners;
 use super::lists::{ListSettings, Lists};
 use crate::Error;
 use crate::handler::change::{Edit, Touched};
 use crate::handler::registry::Registry;
 use crate::handler::state::States;
 use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
-use crate::notify::{ChangeEvent, Delivery, ListFingerprints};
+use crate::notify::{ChangeEvent, Delivery, ListFingerprints, Notifier};
 use crate::observability::RequestObserver;
 
 /// One version of everything the server serves.
@@ -30,6 +30,33 @@ pub(crate) struct Snapshot {
     pub(crate) lists: Lists,
     pub(crate) fingerprints: Arc<ListFingerprints>,
     pub(crate) version: u64,
+}
+
+impl Snapshot {
+    /// The first version: `registry` and its lists encoded.
+    pub(crate) fn first(registry: Registry, settings: &ListSettings) -> Self {
+        let lists = Lists::build(&registry, settings);
+        Snapshot {
+            fingerprints: Arc::new(lists.fingerprints()),
+            registry,
+            lists,
+            version: 1,
+        }
+    }
+}
+
+/// Who follows the catalog's changes: the replica's streams (through the fingerprints they
+/// watch), the request metrics (labelled by tool and prompt name), the handlers' states
+/// (checked by every change), and the bus an applied change is announced on.
+pub(crate) struct Followers {
+    /// The fingerprints the replica's listen streams watch.
+    pub(crate) fingerprints: watch::Sender<Arc<ListFingerprints>>,
+    /// The request metrics, relabelled when tool or prompt names change.
+    pub(crate) observer: RequestObserver,
+    /// The states handlers take, which a new handler's must be among.
+    pub(crate) states: Arc<States>,
+    /// The bus an applied change is announced on.
+    pub(crate) notifier: Notifier,
 }
 
 /// The serving snapshot and what a change needs to make the next one.
@@ -42,28 +69,25 @@ pub(crate) struct Serving {
     /// [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout): a tool a change
     /// adds gets the layers a tool given to the builder gets.
     tool_timeout: Option<Duration>,
+    followers: Followers,
 }
 
 impl Serving {
+    /// The catalog serving `first`, whose changes `followers` follow.
     pub(crate) fn new(
-        registry: Registry,
+        first: Snapshot,
         settings: ListSettings,
         advertised: Advertised,
         tool_timeout: Option<Duration>,
+        followers: Followers,
     ) -> Self {
-        let lists = Lists::build(&registry, &settings);
-        let fingerprints = Arc::new(lists.fingerprints());
         Serving {
-            current: ArcSwap::from_pointee(Snapshot {
-                registry,
-                lists,
-                fingerprints,
-                version: 1,
-            }),
+            current: ArcSwap::from_pointee(first),
             writer: Mutex::new(()),
             settings,
             advertised,
             tool_timeout,
+            followers,
         }
     }
 
@@ -73,13 +97,13 @@ impl Serving {
     }
 
     /// Applies `edits` as one change, or none of them.
-    pub(super) fn apply(
-        &self,
-        edits: Vec<Edit>,
-        states: &States,
-        listeners: &Listeners,
-        observer: &RequestObserver,
-    ) -> Result<Arc<Snapshot>, Error> {
+    fn apply(&self, edits: Vec<Edit>) -> Result<Arc<Snapshot>, Error> {
+        let Followers {
+            fingerprints,
+            observer,
+            states,
+            ..
+        } = &self.followers;
         let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let old = self.current.load_full();
         let mut registry = old.registry.clone();
@@ -97,7 +121,7 @@ impl Serving {
         });
         self.current.store(next.clone());
         // Still under the writer lock: streams and metrics see the versions in order.
-        listeners.set_fingerprints(next.fingerprints.clone());
+        fingerprints.send_replace(next.fingerprints.clone());
         if touched.tools || touched.prompts {
             let reg = &next.registry;
             observer.rename(
@@ -176,7 +200,7 @@ impl Serving {
 /// [`ServerBuilder::build`]: crate::ServerBuilder::build
 #[derive(Clone)]
 pub struct Catalog {
-    server: Server,
+    serving: Arc<Serving>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -189,26 +213,26 @@ impl std::fmt::Debug for Catalog {
 
 impl Catalog {
     /// The handle of `server`'s catalog.
-    pub(super) fn of(server: Server) -> Self {
-        Catalog { server }
+    pub(super) fn of(serving: Arc<Serving>) -> Self {
+        Catalog { serving }
     }
 
     /// Starts a batch of changes.
     pub fn change(&self) -> CatalogChange {
         CatalogChange {
-            server: self.server.clone(),
+            serving: self.serving.clone(),
             edits: Vec::new(),
         }
     }
 
     /// The serving version: 1 when built, one more after each applied change.
     pub fn version(&self) -> u64 {
-        self.server.serving().load().version
+        self.serving.load().version
     }
 
     /// Names of the tools now served, in list order.
     pub fn tool_names(&self) -> Vec<String> {
-        let now = self.server.serving().load();
+        let now = self.serving.load();
         now.registry
             .tools
             .iter()
@@ -218,21 +242,21 @@ impl Catalog {
 
     /// Names of the prompts now served, in list order.
     pub fn prompt_names(&self) -> Vec<String> {
-        let now = self.server.serving().load();
+        let now = self.serving.load();
         let prompts = now.registry.prompts.iter();
         prompts.map(|p| p.prompt.name.clone()).collect()
     }
 
     /// URIs of the fixed resources now served, in list order.
     pub fn resource_uris(&self) -> Vec<String> {
-        let now = self.server.serving().load();
+        let now = self.serving.load();
         let resources = now.registry.resources.iter();
         resources.map(|r| r.resource.uri.clone()).collect()
     }
 
     /// URI templates of the resource templates now served, in list order.
     pub fn resource_templates(&self) -> Vec<String> {
-        let now = self.server.serving().load();
+        let now = self.serving.load();
         let templates = now.registry.templates.iter();
         templates.map(|t| t.template.uri_template.clone()).collect()
     }
@@ -246,7 +270,7 @@ impl Catalog {
             Delivery::Resync => true,
             Delivery::Event(event) => match &**event {
                 ChangeEvent::ServerFingerprint(theirs) => {
-                    *theirs != *self.server.serving().load().fingerprints
+                    *theirs != *self.serving.load().fingerprints
                 }
                 _ => false,
             },
@@ -258,7 +282,7 @@ impl Catalog {
 /// The edits apply in the order given; the first refused one refuses the batch.
 #[must_use = "a change does nothing until it is applied"]
 pub struct CatalogChange {
-    server: Server,
+    serving: Arc<Serving>,
     edits: Vec<Edit>,
 }
 
@@ -341,9 +365,9 @@ impl CatalogChange {
     /// [`InvalidDefinition`](crate::ErrorKind::InvalidDefinition)) names the refused item and
     /// leaves the catalog as it was.
     pub fn apply(self) -> Result<Applied, Error> {
-        let next = self.server.apply_edits(self.edits)?;
+        let next = self.serving.apply(self.edits)?;
         Ok(Applied {
-            server: self.server,
+            notifier: self.serving.followers.notifier.clone(),
             version: next.version,
             fingerprints: next.fingerprints.clone(),
         })
@@ -354,7 +378,7 @@ impl CatalogChange {
 /// on its bus can drop it).
 #[derive(Debug)]
 pub struct Applied {
-    server: Server,
+    notifier: Notifier,
     version: u64,
     fingerprints: Arc<ListFingerprints>,
 }
@@ -377,6 +401,6 @@ impl Applied {
     /// change stays applied on this replica.
     pub async fn announce(&self) -> Result<(), Error> {
         let event = ChangeEvent::ServerFingerprint((*self.fingerprints).clone());
-        self.server.notifier().publish(event).await
+        self.notifier.publish(event).await
     }
 }

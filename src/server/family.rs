@@ -1,47 +1,25 @@
 //! The seam the Tasks extension plugs into: the [`TaskFamily`] the ladder (`tasks/*`) and
 //! `tools/call` hand task work to, and what crosses it ([`TaskRequest`], [`TaskCall`],
-//! [`ToolCall`]). The family (`crate::tasks`) holds a [`Server`] and calls back into the
+//! [`ToolCall`]). The family (`crate::tasks`) holds a `Server` and calls back into the
 //! core through its accessors and the few core pieces re-exported here; the core never names
 //! the family.
 
-use futures_util::future::BoxFuture;
 use http::Extensions;
 use serde_json::Value;
 
-use super::Server;
 use super::envelope::{ParamsView, string_field};
 use super::mrtr::Retry;
-use super::outcome::Outcome;
 use crate::handler::RequestContext;
 use crate::handler::input::{Stop, parse_responses};
 use crate::protocol::{
     CallToolResult, ClientCapabilities, ErrorObject, JsonObject, RequestId, RequestMeta,
     TASKS_CANCEL, TASKS_EXTENSION, TASKS_GET,
 };
+use futures_util::future::BoxFuture;
 
 pub(crate) use super::methods::tools::tool_call_named;
 pub(crate) use super::runner::failed;
 pub(crate) use super::scopes::principal_digest;
-
-/// A method family plugged into the core from outside it: the Tasks extension. The core
-/// holds one as `Arc<dyn TaskFamily>` and calls it only for the `tasks/*` methods and for a
-/// task-capable `tools/call` from a client that declared the extension.
-pub(crate) trait TaskFamily: Send + Sync {
-    /// Answers a `tasks/get`, `tasks/update` or `tasks/cancel` request (gated and read by the
-    /// core already).
-    fn answer(&self, server: &Server, request: TaskRequest) -> Outcome;
-
-    /// Runs a `tools/call` as a task: answers its `CreateTaskResult` (or an inline
-    /// `input_required` round) and drives the handler on in the background.
-    fn call_as_task(&self, server: &Server, call: TaskCall) -> Outcome;
-
-    /// Fails every task still running on this replica and stops its handler (the drain);
-    /// returns how many it failed.
-    fn stop<'a>(&'a self, server: &'a Server) -> BoxFuture<'a, usize>;
-
-    /// How many task handlers run on this replica now.
-    fn running(&self) -> usize;
-}
 
 /// Makes a tool's handler future from its context (the same call as inline).
 pub(crate) type ToolCall =

@@ -124,9 +124,10 @@ impl Listeners {
         &self.shutdown
     }
 
-    /// Tells every stream this replica's lists are now `fingerprints`.
-    pub(crate) fn set_fingerprints(&self, fingerprints: Arc<ListFingerprints>) {
-        self.fingerprints.send_replace(fingerprints);
+    /// What tells every stream this replica's lists changed (the catalog sends the new
+    /// fingerprints on it).
+    pub(crate) fn fingerprints(&self) -> watch::Sender<Arc<ListFingerprints>> {
+        self.fingerprints.clone()
     }
 
     /// This replica's list fingerprints, now and as they change.

@@ -14,7 +14,7 @@
 //!   the lists, `server/discover` and `subscriptions/listen`.
 //! - `family`: the seam of the Tasks extension. The ladder (`tasks/*`) and `tools/call` (a
 //!   task-capable tool, the client declaring the extension) hand work to a [`TaskFamily`](
-//!   family::TaskFamily) the builder plugs in (`crate::tasks`, which holds the server and
+//!   TaskFamily) the builder plugs in (`crate::tasks`, which holds the server and
 //!   calls back into it); the core never names the wing.
 //! - `runner`: running a handler (context, cancellation, panic isolation, stamping).
 //! - `mrtr`: what a retry brings, single-use claims, sealing `input_required` answers.
@@ -53,6 +53,8 @@ mod test_support;
 pub(crate) mod versions;
 
 use std::any::Any;
+
+use futures_util::future::BoxFuture;
 use std::sync::Arc;
 use std::sync::Weak;
 
@@ -79,7 +81,7 @@ pub struct Server {
 
 pub(crate) struct Inner {
     /// The serving version of the registry and its encoded lists.
-    pub(crate) catalog: catalog::Serving,
+    pub(crate) catalog: Arc<catalog::Serving>,
     /// The `server/discover` result, encoded once.
     pub(crate) discover: reply::Encoded,
     pub(crate) supported_versions: Vec<&'static str>,
@@ -99,7 +101,27 @@ pub(crate) struct Inner {
     /// Opens each request's span and metrics series (labels from the frozen registry).
     pub(crate) observer: crate::observability::RequestObserver,
     /// The Tasks extension (`tasks/*`, tools called as tasks), plugged in by the builder.
-    pub(crate) tasks: Arc<dyn family::TaskFamily>,
+    pub(crate) tasks: Arc<dyn TaskFamily>,
+}
+
+/// A method family plugged into the core from outside it: the Tasks extension. The core
+/// holds one as `Arc<dyn TaskFamily>` and calls it only for the `tasks/*` methods and for a
+/// task-capable `tools/call` from a client that declared the extension.
+pub(crate) trait TaskFamily: Send + Sync {
+    /// Answers a `tasks/get`, `tasks/update` or `tasks/cancel` request (gated and read by the
+    /// core already).
+    fn answer(&self, server: &Server, request: family::TaskRequest) -> Outcome;
+
+    /// Runs a `tools/call` as a task: answers its `CreateTaskResult` (or an inline
+    /// `input_required` round) and drives the handler on in the background.
+    fn call_as_task(&self, server: &Server, call: family::TaskCall) -> Outcome;
+
+    /// Fails every task still running on this replica and stops its handler (the drain);
+    /// returns how many it failed.
+    fn stop<'a>(&'a self, server: &'a Server) -> BoxFuture<'a, usize>;
+
+    /// How many task handlers run on this replica now.
+    fn running(&self) -> usize;
 }
 
 /// What the wings keep per replica, carried by the core without knowing their types (one
@@ -249,20 +271,9 @@ impl Server {
         &self.inner.states
     }
 
-    /// Applies a batch of catalog edits as one new version (see [`CatalogChange::apply`]).
-    fn apply_edits(
-        &self,
-        edits: Vec<crate::handler::change::Edit>,
-    ) -> Result<Arc<catalog::Snapshot>, crate::Error> {
-        let inner = &self.inner;
-        inner
-            .catalog
-            .apply(edits, &inner.states, &inner.listeners, &inner.observer)
-    }
-
     /// The handle that changes this server's tools, prompts and resources at runtime.
     pub fn catalog(&self) -> Catalog {
-        Catalog::of(self.clone())
+        Catalog::of(self.inner.catalog.clone())
     }
 
     /// The scopes declared on what a request for `method` names: the tool (`tools/call`),
@@ -300,7 +311,7 @@ impl Server {
     }
 
     /// The Tasks extension plugged into this server.
-    pub(crate) fn tasks(&self) -> &dyn family::TaskFamily {
+    pub(crate) fn tasks(&self) -> &dyn TaskFamily {
         &*self.inner.tasks
     }
 

@@ -22,8 +22,9 @@ use crate::notify::{ChangeEvent, Delivery, TaskChange};
 use crate::observability::metrics;
 use crate::server::Outcome;
 use crate::server::Server;
+use crate::server::TaskFamily;
 use crate::server::WeakServer;
-use crate::server::family::{TaskCall, TaskFamily, TaskRequest};
+use crate::server::family::{TaskCall, TaskRequest};
 
 /// The Tasks extension on one replica: the shared store, the settings, and the handlers
 /// running here. Cheap to clone (an `Arc`); the background upkeep stops when the last
