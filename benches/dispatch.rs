@@ -23,7 +23,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::extend::{Mirrored, MirroredHeaders, Outcome};
-use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, StateKeys, ToolDef};
+use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, ToolDef};
+
+use stateless_mcp::settings::StateKeys;
 use tokio::runtime::Runtime;
 
 const VERSION: &str = "2026-07-28";

@@ -34,7 +34,9 @@ use crate::server::{Inner, Server, Wings, mrtr, reply};
 /// ```
 /// use std::time::Duration;
 /// use stateless_mcp::protocol::{CachePolicy, CacheScope, Implementation};
-/// use stateless_mcp::{HandlerError, ListenLimits, RequestContext, Server, ToolDef};
+/// use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
+
+/// use stateless_mcp::settings::ListenLimits;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Echo {
@@ -351,9 +353,9 @@ impl ServerBuilder {
     }
 
     /// Where legacy sessions' settings and revocations are kept (see [`crate::session`]).
-    /// Default: a [`MemorySessionStore`](crate::session::MemorySessionStore), which serves
+    /// Default: a [`MemorySessionStore`](crate::backends::MemorySessionStore), which serves
     /// one replica only; several replicas need a shared store such as
-    /// [`RedisSessionStore`](crate::session::RedisSessionStore).
+    /// [`RedisSessionStore`](crate::backends::RedisSessionStore).
     pub fn session_store(mut self, store: Arc<dyn crate::legacy::store::SessionStore>) -> Self {
         self.session_store = Some(store);
         self

@@ -14,11 +14,21 @@
 //!   shares); wrap it in a [`Notifier`](crate::notify::Notifier). Events are at most
 //!   [`MAX_EVENT_BYTES`] encoded.
 //! - **A replay store** implements [`ReplayStore`] (claim a single-use state id once).
+//! - **A session store** implements [`SessionStore`]: the settings ([`SessionSettings`])
+//!   and revocations of 2025-11-25 sessions, shared by the replicas; a session holds at most
+//!   [`MAX_SESSION_SUBSCRIPTIONS`] subscriptions.
+//! - **A task store** implements [`TaskStore`](crate::tasks::TaskStore) (see
+//!   [`crate::tasks`] for its contract); [`fail_lapsed`] is the sweep every replica runs
+//!   over it, which its contract tests can run too.
+//!
+//! The backends that ship are in [`crate::backends`].
 //! - **A handler by hand** implements [`ToolHandler`], [`ResourceHandler`],
 //!   [`PromptHandler`] or [`CompletionHandler`] and is registered with the definitions'
 //!   `with_handler` (or `ServerBuilder::completion_handler`).
 
 pub use crate::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
+pub use crate::legacy::store::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings, SessionStore};
 pub use crate::notify::{BusReceiver, Delivery, Fanout, MAX_EVENT_BYTES, NotifyBus};
 pub use crate::replay::ReplayStore;
 pub use crate::server::{Incoming, Listen, Mirrored, MirroredHeaders, Outcome, Reply, Running};
+pub use crate::tasks::fail_lapsed;

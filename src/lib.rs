@@ -129,10 +129,6 @@
 mod builder;
 mod error;
 mod mirrored;
-#[cfg(any(feature = "redis", feature = "nats"))]
-mod redact;
-#[cfg(feature = "redis")]
-mod redis_support;
 
 // The reference server's composition root and fixtures: for the `stateless-mcp` binary,
 // its tests and benches only (feature `reference-server`), not library API.
@@ -141,6 +137,8 @@ mod redis_support;
 pub mod app;
 #[cfg(feature = "auth")]
 pub mod auth;
+pub mod backends;
+pub mod catalog;
 pub mod extend;
 #[cfg(any(feature = "reference-server", feature = "fuzzing"))]
 #[doc(hidden)]
@@ -160,6 +158,7 @@ mod runner;
 #[doc(hidden)]
 pub mod fuzzing;
 mod server;
+pub mod settings;
 pub mod tasks;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -168,12 +167,9 @@ pub mod transport;
 pub use builder::ServerBuilder;
 pub use error::{Error, ErrorKind};
 pub use handler::{
-    HandlerError, Input, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
+    HandlerError, Input, InputRequired, PromptDef, RequestContext, ResourceDef,
     ResourceTemplateDef, State, ToolDef,
 };
-pub use legacy::store as session;
-pub use runner::{ConnectionLimits, EndpointService, Runner};
-pub use server::{
-    Applied, Catalog, CatalogChange, ListenLimits, Server, StateKeys, StateKeysError,
-};
+pub use runner::Runner;
+pub use server::Server;
 pub use transport::http::StreamableHttp;

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use super::Config;
 use super::config::backend;
 use crate::Error;
+use crate::backends::MemorySessionStore;
+use crate::extend::SessionStore;
 use crate::notify::{MemoryBus, Notifier, NotifyBus};
 use crate::observability::Condition;
 use crate::replay::{MemoryReplayStore, ReplayStore};
-use crate::session::{MemorySessionStore, SessionStore};
 use crate::tasks::{MemoryTaskStore, TaskStore};
 
 /// The bus `config.bus` names: `memory`, `redis://…` or `nats://…`. A broker-backed bus
@@ -69,7 +70,7 @@ pub(super) fn session_store(config: &Config) -> Result<Arc<dyn SessionStore>, Er
     }
     #[cfg(feature = "redis")]
     {
-        Ok(Arc::new(crate::session::RedisSessionStore::connect(
+        Ok(Arc::new(crate::backends::RedisSessionStore::connect(
             url,
             config.bus_prefix.clone(),
         )?))

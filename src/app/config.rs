@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
-use crate::StateKeys;
+use crate::settings::StateKeys;
 
 /// Which fixtures the reference server registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -411,9 +411,9 @@ fn parse_replica_id(s: &str) -> Result<String, String> {
 impl Config {
     /// The connection limits of `--max-connections`, `--max-header-bytes`,
     /// `--header-timeout-secs` and `--idle-timeout-secs`.
-    pub fn connection_limits(&self) -> crate::ConnectionLimits {
+    pub fn connection_limits(&self) -> crate::settings::ConnectionLimits {
         let secs = std::time::Duration::from_secs;
-        crate::ConnectionLimits::default()
+        crate::settings::ConnectionLimits::default()
             .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX))
             .max_header_bytes(usize::try_from(self.max_header_bytes).unwrap_or(usize::MAX))
             .header_timeout(secs(self.header_timeout_secs))

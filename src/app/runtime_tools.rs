@@ -27,8 +27,10 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::config::Config;
-use crate::redis_support::{connect_lazy, query_reconnecting};
-use crate::{Catalog, Error, HandlerError, RequestContext, Server, ToolDef};
+use crate::backends::redis_conn::{connect_lazy, query_reconnecting};
+use crate::{Error, HandlerError, RequestContext, Server, ToolDef};
+
+use crate::catalog::Catalog;
 
 /// The tools `--runtime-tools` may enable.
 pub(crate) const MANAGED: [&str; 2] = ["runtime_upper", "runtime_reverse"];

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::Principal;
+use crate::handler::Principal;
 
 /// A SHA-256 digest of a token.
 pub(crate) type TokenDigest = [u8; 32];

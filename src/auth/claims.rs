@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::Principal;
+use crate::handler::Principal;
 
 /// Granted scopes: `scope` (space-separated, RFC 8693 / RFC 9068) or `scp` (a list or a
 /// space-separated string, as some issuers send it).

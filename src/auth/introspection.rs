@@ -20,7 +20,7 @@ use super::challenge::Rejection;
 use super::claims;
 use super::discovery::Discovery;
 use super::http_client::{HttpClient, OAuthHttp};
-use crate::Principal;
+use crate::handler::Principal;
 
 /// Every member of an introspection response beyond the standard ones.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]

@@ -11,7 +11,7 @@ use super::cache::TokenCache;
 use super::challenge::Rejection;
 use super::claims;
 use super::jwks::KeyStore;
-use crate::Principal;
+use crate::handler::Principal;
 
 /// Verifies JWTs.
 pub(crate) struct JwtVerifier {

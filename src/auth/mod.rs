@@ -22,7 +22,7 @@
 //!   body;
 //! - RFC 9728 metadata is served without authentication at
 //!   `/.well-known/oauth-protected-resource` and at its form suffixed with the MCP path;
-//! - admitted requests carry the [`Principal`](crate::Principal) in their extensions
+//! - admitted requests carry the [`Principal`](crate::handler::Principal) in their extensions
 //!   (handlers read it with [`RequestContext::principal`](crate::RequestContext::principal))
 //!   and lose their `Authorization` header: tokens are never logged nor forwarded.
 //!

@@ -18,8 +18,10 @@ use super::jwks::{KeySource, KeyStore};
 use super::jwt::{self, JwtVerifier};
 use super::scopes::ScopeRules;
 use super::{Algorithm, AuthLayer, bearer, metadata, transport_policy};
+use crate::Error;
 use crate::handler::{ScopeHierarchy, ScopeRequirements};
-use crate::{Error, Principal};
+
+use crate::handler::Principal;
 
 /// An OAuth 2.1 resource server: validates bearer tokens (JWTs against the issuer's keys,
 /// opaque tokens by introspection), checks scopes, and serves RFC 9728 metadata.

@@ -10,7 +10,7 @@ use super::future::ResponseFuture;
 
 /// A service that admits only requests with a valid bearer token and the scopes their
 /// operation needs; others get a `401`/`403`/`400` challenge and never reach the inner
-/// service. Admitted requests carry the [`Principal`](crate::Principal) (and the
+/// service. Admitted requests carry the [`Principal`](crate::handler::Principal) (and the
 /// [`ScopeHierarchy`](crate::handler::ScopeHierarchy)) in their extensions, and no longer
 /// carry the `Authorization` header, so nothing downstream can forward the token.
 #[derive(Clone, Debug)]

@@ -1,6 +1,6 @@
 //! Handlers: small traits for tools, resources (and templates), prompts and completions, the
 //! request context they receive, and the registry that checks them when the server is built
-//! and again at every runtime change ([`Catalog`](crate::Catalog)).
+//! and again at every runtime change ([`Catalog`](crate::catalog::Catalog)).
 
 pub(crate) mod change;
 pub(crate) mod completion;

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 /// replayed by another. No token is ever kept here.
 ///
 /// ```
-/// use stateless_mcp::Principal;
+/// use stateless_mcp::handler::Principal;
 ///
 /// // What an authentication layer of your own would insert into the request's extensions.
 /// let who = Principal::new("user-42")

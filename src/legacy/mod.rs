@@ -6,7 +6,7 @@
 //! give, `serverInfo`, and an `Mcp-Session-Id` that is a sealed token ([`session`]) any
 //! replica opens. What changes during a session (`logging/setLevel`,
 //! `resources/subscribe`/`unsubscribe`) and its end (`DELETE`) go to the shared
-//! [`SessionStore`](crate::session::SessionStore); a change is announced on the bus so the
+//! [`SessionStore`](crate::extend::SessionStore); a change is announced on the bus so the
 //! replica holding the session's GET stream ([`stream`]) hears it. The methods both
 //! revisions share run the same code as on the 2026 path, with a `_meta` made from the
 //! session; a handler's `InputRequired` becomes server-to-client requests on the request's
@@ -43,7 +43,7 @@ mod pending;
 pub(crate) mod session;
 mod session_cache;
 pub(crate) mod stdio;
-pub mod store;
+pub(crate) mod store;
 mod stream;
 
 use std::sync::Arc;

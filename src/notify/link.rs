@@ -120,7 +120,7 @@ impl Link {
         fanout: Fanout,
         options: &BusOptions,
     ) -> Self {
-        let target = crate::redact::redacted_url(url);
+        let target = crate::backends::redact::redacted_url(url);
         let link = Link {
             backend,
             condition: options.readiness.clone(),

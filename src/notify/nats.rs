@@ -13,7 +13,7 @@ use super::bus::{BusReceiver, Fanout, NotifyBus};
 use super::event::ChangeEvent;
 use super::link::{BusOptions, Link, decode};
 use crate::Error;
-use crate::redact::redacted_url;
+use crate::backends::redact::redacted_url;
 
 const BACKEND: &str = "nats";
 const PING_EVERY: Duration = Duration::from_secs(5);

@@ -13,7 +13,7 @@ use super::bus::{BusReceiver, Fanout, NotifyBus};
 use super::event::ChangeEvent;
 use super::link::{BusOptions, Link, decode};
 use crate::Error;
-use crate::redis_support::{self, IO_TIMEOUT, query_reconnecting};
+use crate::backends::redis_conn::{self as redis_support, IO_TIMEOUT, query_reconnecting};
 
 const BACKEND: &str = "redis";
 const MIN_BACKOFF: Duration = Duration::from_millis(100);

@@ -142,7 +142,7 @@ pub(crate) const DURATION_BUCKETS: &[f64] = &[
 /// How a request ended, as the bounded `outcome` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum RequestOutcome {
+pub(crate) enum RequestOutcome {
     /// A result was sent.
     Ok,
     /// A notification was accepted (HTTP 202).
@@ -184,7 +184,7 @@ const OUTCOME_COUNT: usize = 20;
 
 impl RequestOutcome {
     /// The label value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         OUTCOME_LABELS[self.label_index()]
     }
 

@@ -37,7 +37,7 @@ pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
 pub use readiness::{Condition, Readiness};
-pub use request::{RequestObserver, RequestProbe};
+pub(crate) use request::{RequestObserver, RequestProbe};
 pub(crate) use request::{SpanMeta, on_request};
 pub(crate) use request::{TRACEPARENT, traceparent_header};
 pub(crate) use trace_context::TraceParent;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arc_swap::ArcSwap;
-use http::{Extensions, HeaderMap, HeaderName, HeaderValue};
+use http::{Extensions, HeaderValue};
 use metrics::SharedString;
 use serde_json::value::RawValue;
 use tracing::Span;
@@ -79,17 +79,12 @@ fn method_label(header: Option<&str>) -> &'static str {
     label_at(method_index(header))
 }
 
-/// `Mcp-Method`, read for the labels.
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-/// `Mcp-Name`, read for the labels.
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-
 /// Opens [`RequestProbe`]s; built once per endpoint with the registry's tool and prompt
 /// names, which are the only names that become label values (a server's observer follows
 /// its catalog: the names it serves now). Every label combination has its metric handles
 /// kept here, so a request only picks one.
 #[derive(Debug, Clone, Default)]
-pub struct RequestObserver {
+pub(crate) struct RequestObserver {
     series: Arc<AllSeries>,
 }
 
@@ -134,7 +129,7 @@ fn named<'a>(
 
 impl RequestObserver {
     /// An observer labelling requests with these tool and prompt names (others are `_other`).
-    pub fn new<'a>(
+    pub(crate) fn new<'a>(
         tools: impl IntoIterator<Item = &'a str>,
         prompts: impl IntoIterator<Item = &'a str>,
     ) -> Self {
@@ -198,16 +193,9 @@ impl RequestObserver {
             .unwrap_or_else(|| Arc::new(RequestSeries::new(method, SharedString::const_str(""))))
     }
 
-    /// Starts observing a request, labelled from its `Mcp-Method` and `Mcp-Name` headers
-    /// (dispatch rejects a request whose headers differ from its body).
-    pub fn start(&self, headers: &HeaderMap) -> RequestProbe {
-        let header = |n| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
-        self.start_labelled(header(&MCP_METHOD), header(&MCP_NAME))
-    }
-
     /// Starts observing a request whose `Mcp-Method` and `Mcp-Name` headers were read
     /// already (trimmed; `None` when absent or unreadable).
-    pub fn start_labelled(&self, method: Option<&str>, name: Option<&str>) -> RequestProbe {
+    pub(crate) fn start_labelled(&self, method: Option<&str>, name: Option<&str>) -> RequestProbe {
         let series = self.series(method, name);
         let span = tracing::debug_span!(
             "mcp.request",
@@ -240,14 +228,14 @@ impl RequestObserver {
 /// outcome is known (or as `cancelled` when the probe and any tracked reply are dropped
 /// first). Opened by [`RequestObserver::start`].
 #[derive(Debug)]
-pub struct RequestProbe {
+pub(crate) struct RequestProbe {
     span: Span,
     finish: Option<Finish>,
 }
 
 impl RequestProbe {
     /// The request's span.
-    pub fn span(&self) -> &Span {
+    pub(crate) fn span(&self) -> &Span {
         &self.span
     }
 
@@ -270,7 +258,7 @@ impl RequestProbe {
 
     /// Records `outcome` now, unless an outcome was already recorded or handed to
     /// [`RequestProbe::track`].
-    pub fn finish(&mut self, outcome: RequestOutcome) {
+    pub(crate) fn finish(&mut self, outcome: RequestOutcome) {
         if let Some(mut f) = self.finish.take() {
             f.outcome = Some(outcome);
         }
@@ -279,7 +267,7 @@ impl RequestProbe {
     /// Hands the outcome to a running reply: when `reply` resolves, `error_code` reads its
     /// JSON-RPC error code (`None` for a result) and the outcome is recorded; if the reply is
     /// dropped first, the outcome is `cancelled`. The reply runs inside the request's span.
-    pub fn track<F>(
+    pub(crate) fn track<F>(
         &mut self,
         reply: F,
         error_code: fn(&F::Output) -> Option<i32>,

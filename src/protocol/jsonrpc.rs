@@ -39,7 +39,7 @@ pub(crate) struct IncomingMessage<'a> {
 
 /// A successful response, serialized around an already-encoded or typed result.
 #[derive(Debug, Serialize)]
-pub struct ResponseRef<'a, T: ?Sized> {
+pub(crate) struct ResponseRef<'a, T: ?Sized> {
     jsonrpc: &'static str,
     id: &'a RequestId,
     result: &'a T,
@@ -47,7 +47,7 @@ pub struct ResponseRef<'a, T: ?Sized> {
 
 impl<'a, T: ?Sized + Serialize> ResponseRef<'a, T> {
     /// A response to request `id` carrying `result`.
-    pub fn new(id: &'a RequestId, result: &'a T) -> Self {
+    pub(crate) fn new(id: &'a RequestId, result: &'a T) -> Self {
         ResponseRef {
             jsonrpc: JSONRPC_VERSION,
             id,
@@ -102,6 +102,16 @@ impl<P: Serialize> Notification<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_response_wraps_its_result_with_the_id() {
+        let id = RequestId::from("r-1");
+        let v = serde_json::to_value(ResponseRef::new(&id, &serde_json::json!({"a": 1}))).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"jsonrpc": "2.0", "id": "r-1", "result": {"a": 1}})
+        );
+    }
 
     fn id_of(json: &str) -> IdField {
         serde_json::from_str::<IncomingMessage<'_>>(json)

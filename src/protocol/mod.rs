@@ -49,7 +49,8 @@ pub use error::{ErrorCode, ErrorObject};
 pub(crate) use ids::IdField;
 pub use ids::{ProgressToken, RequestId};
 pub(crate) use jsonrpc::IncomingMessage;
-pub use jsonrpc::{ErrorResponse, Notification, ResponseRef};
+pub(crate) use jsonrpc::ResponseRef;
+pub use jsonrpc::{ErrorResponse, Notification};
 pub(crate) use keys::PROTOCOL_VERSION_KEY;
 #[cfg(feature = "testing")]
 pub(crate) use keys::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY};

@@ -8,7 +8,7 @@ use redis::aio::ConnectionManager;
 
 use super::ReplayStore;
 use crate::Error;
-use crate::redis_support;
+use crate::backends::redis_conn as redis_support;
 
 /// A [`ReplayStore`] in Redis, shared by every replica using the same Redis and prefix: a
 /// claim is `SET PREFIX.replay.ID 1 NX PXAT <expiry in ms>`, so Redis forgets each id when

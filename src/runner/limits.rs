@@ -22,7 +22,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use stateless_mcp::ConnectionLimits;
+/// use stateless_mcp::settings::ConnectionLimits;
 ///
 /// let limits = ConnectionLimits::default()
 ///     .max_connections(5_000)

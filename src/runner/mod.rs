@@ -13,7 +13,7 @@ mod watch;
 mod wrap;
 
 pub use limits::ConnectionLimits;
-pub use wrap::EndpointService;
+pub(crate) use wrap::EndpointService;
 
 #[cfg(feature = "reference-server")]
 pub(crate) use drain::signal;

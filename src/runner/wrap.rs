@@ -23,7 +23,7 @@ use crate::transport::http::direct::Direct;
 /// to the endpoint's path (the router's route for the rest).
 ///
 /// [`Runner::layer_endpoint`]: super::Runner::layer_endpoint
-pub type EndpointService = BoxCloneSyncService<Request<Body>, Response, Infallible>;
+pub(crate) type EndpointService = BoxCloneSyncService<Request<Body>, Response, Infallible>;
 
 /// One change to a `T`, or several composed.
 type Change<T> = Box<dyn FnOnce(T) -> T + Send>;

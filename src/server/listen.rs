@@ -39,7 +39,9 @@ pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 ///
 /// ```
 /// use std::time::Duration;
-/// use stateless_mcp::{ListenLimits, Server};
+/// use stateless_mcp::Server;
+
+/// use stateless_mcp::settings::ListenLimits;
 ///
 /// let limits = ListenLimits::default()
 ///     .max_streams(20_000)

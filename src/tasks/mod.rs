@@ -63,14 +63,15 @@ use serde_json::json;
 use crate::Error;
 
 pub use memory::{DEFAULT_MAX_TASKS, MemoryTaskStore};
-pub use record::{Lease, TaskRecord, TaskStatus, TaskWork, now_ms};
+pub(crate) use record::now_ms;
+pub use record::{Lease, TaskRecord, TaskStatus, TaskWork};
 #[cfg(feature = "redis")]
 pub use redis::RedisTaskStore;
 pub use settings::{TTL_BOUNDS, TaskSettings};
 pub(crate) use state::Tasks;
 
 /// The JSON-RPC error code a task whose replica died ends with (`-32603`, internal error).
-pub const LEASE_LAPSED_CODE: i64 = -32603;
+pub(crate) const LEASE_LAPSED_CODE: i64 = -32603;
 
 /// How many times [`update`](trait.TaskStore.html#method.update) re-reads a record that
 /// concurrent writers keep changing before it gives up.
@@ -182,7 +183,7 @@ pub async fn fail_lapsed(store: &dyn TaskStore, now_ms: u64) -> Result<Vec<TaskR
 }
 
 /// Marks `task` failed because the replica running it is gone.
-pub fn lapse(task: &mut TaskRecord) {
+pub(crate) fn lapse(task: &mut TaskRecord) {
     task.set_status(TaskStatus::Failed);
     task.status_message = Some("the replica running this task stopped".into());
     task.error = Some(json!({

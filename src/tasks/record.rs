@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::protocol::{GetTaskResult, JsonObject, Task, iso8601};
 
 /// Milliseconds since the Unix epoch, now.
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))

@@ -8,7 +8,7 @@ use redis::aio::ConnectionManager;
 use super::record::{TaskRecord, now_ms};
 use super::{Replaced, TaskStore};
 use crate::Error;
-use crate::redis_support;
+use crate::backends::redis_conn as redis_support;
 
 /// Writes one record atomically. `ARGV[1]` is the version the stored record must have
 /// (`0`: it must not exist), then the new version, status, JSON, expiry (Unix ms), lease end

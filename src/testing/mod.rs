@@ -103,7 +103,7 @@ const MAX_PAGES: usize = 10_000;
 ///
 /// ```
 /// use serde_json::json;
-/// use stateless_mcp::Principal;
+/// use stateless_mcp::handler::Principal;
 /// use stateless_mcp::testing::{Answer, TestClient};
 ///
 /// let server = stateless_mcp::Server::builder().build().unwrap();

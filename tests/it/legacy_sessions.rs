@@ -10,7 +10,9 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use serde_json::{Value, json};
-use stateless_mcp::{Principal, Server, StreamableHttp};
+use stateless_mcp::{Server, StreamableHttp};
+
+use stateless_mcp::handler::Principal;
 
 use crate::support::legacy::{Deployment, LegacyClient, fixtures};
 use crate::support::{Client, start, start_router};

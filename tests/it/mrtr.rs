@@ -10,9 +10,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::protocol::ResourceContents;
 use stateless_mcp::testing::{Response, TestClient};
-use stateless_mcp::{
-    HandlerError, InputRequired, Principal, RequestContext, ResourceDef, Server, StateKeys, ToolDef,
-};
+use stateless_mcp::{HandlerError, InputRequired, RequestContext, ResourceDef, Server, ToolDef};
+
+use stateless_mcp::handler::Principal;
+
+use stateless_mcp::settings::StateKeys;
 
 use crate::support::in_process;
 

@@ -207,7 +207,7 @@ async fn check_wrapping(runner: Runner, who: &str, expected: [&str; 2]) {
 #[tokio::test(flavor = "multi_thread")]
 async fn endpoint_layers_wrap_the_direct_answers_and_the_router_alike_in_order() {
     // The inner layer marks the response first; the first one puts the caller in.
-    let caller = stateless_mcp::Principal::new("layered-caller");
+    let caller = stateless_mcp::handler::Principal::new("layered-caller");
     let runner = Runner::new(whoami_server())
         .layer_endpoint(axum::Extension(caller))
         .layer_endpoint(marking("inner"))
@@ -217,7 +217,7 @@ async fn endpoint_layers_wrap_the_direct_answers_and_the_router_alike_in_order()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_router_wrap_sees_every_request_to_the_endpoint() {
-    let caller = stateless_mcp::Principal::new("wrapped-caller");
+    let caller = stateless_mcp::handler::Principal::new("wrapped-caller");
     let runner = Runner::new(whoami_server())
         .layer_endpoint(marking("layer"))
         .wrap_endpoint(move |router| router.layer(axum::Extension(caller)).layer(marking("wrap")));

@@ -125,7 +125,11 @@ async fn a_change_is_served_at_once_and_heard_on_listen_streams() {
 }
 
 /// A served server with the tools `a` and `b`, one per page.
-async fn serve_a_and_b() -> (stateless_mcp::Catalog, crate::support::TestServer, Client) {
+async fn serve_a_and_b() -> (
+    stateless_mcp::catalog::Catalog,
+    crate::support::TestServer,
+    Client,
+) {
     let server = Server::builder()
         .tool(tool("a"))
         .tool(tool("b"))
@@ -149,7 +153,7 @@ async fn a_refused_change_leaves_everything_byte_identical() {
             json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}});
         tool("bad").input_schema(s.as_object().unwrap().clone())
     };
-    let refusals: Vec<(stateless_mcp::CatalogChange, &str)> = vec![
+    let refusals: Vec<(stateless_mcp::catalog::CatalogChange, &str)> = vec![
         (
             catalog.change().add_tool(tool("c")).add_tool(tool("a")),
             "\"a\"",

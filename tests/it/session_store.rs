@@ -5,12 +5,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use stateless_mcp::protocol::LoggingLevel;
+use stateless_mcp::backends::MemorySessionStore;
 #[cfg(all(feature = "redis", feature = "external-tests"))]
-use stateless_mcp::session::RedisSessionStore;
-use stateless_mcp::session::{
-    MAX_SESSION_SUBSCRIPTIONS, MemorySessionStore, SessionSettings, SessionStore,
-};
+use stateless_mcp::backends::RedisSessionStore;
+use stateless_mcp::extend::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings, SessionStore};
+use stateless_mcp::protocol::LoggingLevel;
 
 #[cfg(all(feature = "redis", feature = "external-tests"))]
 use crate::support::brokers::RedisServer;

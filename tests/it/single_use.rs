@@ -8,7 +8,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::replay::{MemoryReplayStore, ReplayStore};
-use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, StateKeys, ToolDef};
+use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, ToolDef};
+
+use stateless_mcp::settings::StateKeys;
 
 use crate::support::{Client, Exchange, TestServer, start};
 

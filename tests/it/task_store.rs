@@ -11,9 +11,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use serde_json::json;
+use stateless_mcp::extend::fail_lapsed;
 use stateless_mcp::tasks::{
     Lease, MemoryTaskStore, Replaced, TaskRecord, TaskStatus, TaskStore, TaskWork, Updated,
-    fail_lapsed, now_ms,
 };
 
 use super::support;
@@ -30,6 +30,12 @@ impl Cluster for Memory {
     fn replica(&self) -> Arc<dyn TaskStore> {
         self.0.clone()
     }
+}
+
+/// Milliseconds since the Unix epoch, now (the clock leases are read against).
+fn now_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn fresh_id(what: &str) -> String {

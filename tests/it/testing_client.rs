@@ -17,9 +17,11 @@ use stateless_mcp::protocol::{
 };
 use stateless_mcp::testing::{Answer, TestError};
 use stateless_mcp::{
-    HandlerError, InputRequired, Principal, PromptDef, RequestContext, ResourceDef,
-    ResourceTemplateDef, Server, ToolDef,
+    HandlerError, InputRequired, PromptDef, RequestContext, ResourceDef, ResourceTemplateDef,
+    Server, ToolDef,
 };
+
+use stateless_mcp::handler::Principal;
 
 use crate::support::in_process;
 

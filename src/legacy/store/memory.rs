@@ -11,7 +11,7 @@ use crate::Error;
 use crate::protocol::LoggingLevel;
 
 /// The most sessions a [`MemorySessionStore`] holds by default.
-pub const DEFAULT_MAX_SESSIONS: usize = 100_000;
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 100_000;
 
 /// A [`SessionStore`] in this process's memory: enough for one replica (another replica
 /// would not see a `setLevel` or a `DELETE` made here). Expired sessions are dropped as new
@@ -21,7 +21,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 100_000;
 /// ```
 /// use std::sync::Arc;
 /// use stateless_mcp::Server;
-/// use stateless_mcp::session::MemorySessionStore;
+/// use stateless_mcp::backends::MemorySessionStore;
 ///
 /// let store = Arc::new(MemorySessionStore::new(10_000));
 /// let server = Server::builder().session_store(store.clone()).build().unwrap();

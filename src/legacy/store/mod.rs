@@ -43,7 +43,7 @@ use futures_util::future::BoxFuture;
 use crate::Error;
 use crate::protocol::LoggingLevel;
 
-pub use memory::{DEFAULT_MAX_SESSIONS, MemorySessionStore};
+pub use memory::MemorySessionStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisSessionStore;
 

@@ -44,7 +44,7 @@ const SUBSCRIBE: &str = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then \
 /// ```no_run
 /// use std::sync::Arc;
 /// use stateless_mcp::Server;
-/// use stateless_mcp::session::RedisSessionStore;
+/// use stateless_mcp::backends::RedisSessionStore;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// // Inside a Tokio runtime; every replica uses the same Redis and prefix.
@@ -89,7 +89,7 @@ impl RedisSessionStore {
     /// # Errors
     /// An invalid URL, or no Tokio runtime.
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
-        let lazy = crate::redis_support::connect_lazy(url, "RedisSessionStore::connect")?;
+        let lazy = crate::backends::redis_conn::connect_lazy(url, "RedisSessionStore::connect")?;
         Ok(RedisSessionStore {
             conn: lazy.manager,
             prefix: prefix.into(),
@@ -104,7 +104,7 @@ impl RedisSessionStore {
     async fn query<T: redis::FromRedisValue>(&self, cmd: redis::Cmd) -> Result<T, Error> {
         let mut conn = self.conn.clone();
         let context = format!("session store (Redis at {})", self.target);
-        crate::redis_support::query_reconnecting::<T>(&mut conn, &cmd, context).await
+        crate::backends::redis_conn::query_reconnecting::<T>(&mut conn, &cmd, context).await
     }
 
     async fn set_field(

@@ -29,7 +29,7 @@ pub(super) struct StateKey {
 /// first, 32-byte keys in standard or URL-safe base64):
 ///
 /// ```
-/// use stateless_mcp::StateKeys;
+/// use stateless_mcp::settings::StateKeys;
 ///
 /// let keys: StateKeys = "k2:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=,\
 ///                        k1:HxscGRoYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgEAAAA="

@@ -35,7 +35,7 @@ mod chunks;
 pub(crate) mod direct;
 mod endpoint;
 mod guard;
-pub mod headers;
+pub(crate) mod headers;
 pub(crate) mod limits;
 pub(crate) mod negotiate;
 pub(crate) mod rejection;
@@ -51,10 +51,6 @@ use tokio_util::sync::CancellationToken;
 
 pub use headers::SESSION_ID;
 pub use limits::RateLimit;
-pub use rejection::{
-    BodyTimeout, BodyUnreadable, ForbiddenOrigin, MethodNotAllowed, NotAcceptable, PayloadTooLarge,
-    UnsupportedMediaType,
-};
 
 use crate::server::Server;
 use endpoint::Endpoint;
@@ -210,7 +206,7 @@ impl StreamableHttp {
 
     /// At most `max` requests are answered at once on this endpoint (default 1024; `None`:
     /// unbounded); one more gets 503 with `Retry-After: 1`. `subscriptions/listen` streams
-    /// are not counted (see [`ListenLimits`](crate::ListenLimits)).
+    /// are not counted (see [`ListenLimits`](crate::settings::ListenLimits)).
     pub fn max_in_flight(mut self, max: Option<usize>) -> Self {
         self.max_in_flight = max;
         self

@@ -26,17 +26,7 @@ macro_rules! rejection {
     ($(#[$doc:meta])* $name:ident, $status:expr) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq)]
-        pub struct $name(pub(crate) String);
-
-        impl $name {
-            /// The HTTP status of this rejection.
-            pub const STATUS: StatusCode = $status;
-
-            /// Why the request was refused.
-            pub fn reason(&self) -> &str {
-                &self.0
-            }
-        }
+        pub(crate) struct $name(pub(crate) String);
 
         impl IntoResponse for $name {
             fn into_response(self) -> Response {
@@ -79,7 +69,7 @@ rejection!(
 
 /// Any method but POST on the MCP endpoint: 405 with `Allow: POST`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MethodNotAllowed;
+pub(crate) struct MethodNotAllowed;
 
 impl IntoResponse for MethodNotAllowed {
     fn into_response(self) -> Response {

@@ -10,7 +10,7 @@
 //! (read, checked, not started); beyond that no more input is read, so a client that writes
 //! faster than the server answers fills its own pipe. Notifications and requests answered at
 //! once never wait, so a client can still cancel a request while the server is saturated. Listen streams do not take slots (the
-//! server's [`ListenLimits`](crate::ListenLimits) bound them).
+//! server's [`ListenLimits`](crate::settings::ListenLimits) bound them).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -4,8 +4,8 @@ use axum::Router;
 use axum::extract::Request;
 use axum::routing::get;
 use serde_json::{Value, json};
-use stateless_mcp::Principal;
 use stateless_mcp::auth::ResourceServer;
+use stateless_mcp::handler::Principal;
 
 use super::protected;
 

@@ -10,9 +10,12 @@ use serde_json::{Value, json};
 
 use std::sync::Arc;
 
+use stateless_mcp::backends::MemorySessionStore;
+use stateless_mcp::extend::SessionStore;
 use stateless_mcp::notify::Notifier;
-use stateless_mcp::session::{MemorySessionStore, SessionStore};
-use stateless_mcp::{Server, ServerBuilder, StateKeys};
+use stateless_mcp::{Server, ServerBuilder};
+
+use stateless_mcp::settings::StateKeys;
 
 use super::{Exchange, TestServer, exchange, http_request, schema, sse_payloads, start};
 

@@ -116,8 +116,9 @@ pub async fn start_with_test_principal(server: Server) -> TestServer {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         if let Some(user) = user {
-            req.extensions_mut()
-                .insert(stateless_mcp::Principal::new(user).with_issuer("https://issuer.test"));
+            req.extensions_mut().insert(
+                stateless_mcp::handler::Principal::new(user).with_issuer("https://issuer.test"),
+            );
         }
         next.run(req).await
     }

@@ -129,7 +129,7 @@ mod tests {
     use http_body_util::Full;
 
     use super::*;
-    use crate::transport::http::headers::METHOD as MCP_METHOD;
+    use crate::mirrored::METHOD as MCP_METHOD;
 
     #[test]
     fn slots_are_bounded_and_returned() {

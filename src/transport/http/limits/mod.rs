@@ -3,7 +3,7 @@
 //!
 //! - [`in_flight`]: at most N requests per replica are being answered at once; one more gets
 //!   `503` with `Retry-After` and a JSON-RPC error. Listen streams are not counted (they have
-//!   their own bound, [`ListenLimits`](crate::ListenLimits)).
+//!   their own bound, [`ListenLimits`](crate::settings::ListenLimits)).
 //! - [`rate`]: a token bucket per caller ([`RateLimit`], `governor`'s GCRA): the verified
 //!   principal when an auth layer put one in the request, else the client address from a
 //!   configured header (the last entry, which the nearest proxy wrote), else the peer

@@ -22,7 +22,7 @@ use http::{Extensions, HeaderMap, StatusCode};
 use http_body_util::{BodyExt as _, Limited};
 
 use super::{RateLimit, refusal};
-use crate::Principal;
+use crate::handler::Principal;
 use crate::observability::metrics::{self, Refusal};
 use crate::protocol::RequestId;
 

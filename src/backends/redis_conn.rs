@@ -4,7 +4,7 @@
 //! [`ConnectionManager`] per backend, configured to fail fast rather than queue, and
 //! [`query_reconnecting`], which survives one dropped connection.
 //!
-//! May import: the `redis` crate, `crate::Error`, `crate::redact`. Knows no backend; the
+//! May import: the `redis` crate, `crate::Error`, `crate::backends::redact`. Knows no backend; the
 //! backends import it, never each other.
 
 use std::time::Duration;
@@ -12,7 +12,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::Error;
-use crate::redact::redacted_url;
+use crate::backends::redact::redacted_url;
 
 /// How long one connect, or one command's answer, may take.
 pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(2);

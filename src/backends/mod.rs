@@ -1,0 +1,37 @@
+//! Every backend in one place: where the state that replicas share lives, and the bus that
+//! carries their change events.
+//!
+//! Each kind of backend is a trait with documented invariants (in [`extend`](crate::extend),
+//! for those who write one), an in-process default that one replica alone sees, and a
+//! backend that replicas share:
+//!
+//! | what | trait | one replica | shared |
+//! |---|---|---|---|
+//! | change events between replicas | [`NotifyBus`](crate::extend::NotifyBus) | [`MemoryBus`] | [`RedisBus`] (`redis`), [`NatsBus`] (`nats`) |
+//! | single-use `requestState` claims | [`ReplayStore`](crate::extend::ReplayStore) | [`MemoryReplayStore`] | [`RedisReplayStore`] (`redis`) |
+//! | legacy (2025-11-25) session settings and revocations | [`SessionStore`](crate::extend::SessionStore) | [`MemorySessionStore`] | [`RedisSessionStore`] (`redis`) |
+//! | tasks of the Tasks extension | [`TaskStore`](crate::tasks::TaskStore) | [`MemoryTaskStore`] | [`RedisTaskStore`] (`redis`) |
+//!
+//! The broker-backed ones connect lazily and reconnect on their own ([`BusOptions`] for the
+//! buses); their URLs never reach a log with a password in them. The plumbing they share
+//! (lazy connections, reconnecting queries, URL redaction) is here too, crate-private.
+
+#[cfg(any(feature = "redis", feature = "nats"))]
+pub(crate) mod redact;
+#[cfg(feature = "redis")]
+pub(crate) mod redis_conn;
+
+pub use crate::legacy::store::MemorySessionStore;
+#[cfg(feature = "redis")]
+pub use crate::legacy::store::RedisSessionStore;
+#[cfg(feature = "nats")]
+pub use crate::notify::NatsBus;
+#[cfg(feature = "redis")]
+pub use crate::notify::RedisBus;
+pub use crate::notify::{BusOptions, MemoryBus};
+pub use crate::replay::MemoryReplayStore;
+#[cfg(feature = "redis")]
+pub use crate::replay::RedisReplayStore;
+pub use crate::tasks::MemoryTaskStore;
+#[cfg(feature = "redis")]
+pub use crate::tasks::RedisTaskStore;

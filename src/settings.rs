@@ -1,0 +1,8 @@
+//! What a deployment tunes beyond the handlers: the key ring that seals `requestState` and
+//! legacy session ids ([`StateKeys`], shared by every replica), the bounds on listen streams
+//! ([`ListenLimits`]) and on the runner's connections ([`ConnectionLimits`]). Each goes to
+//! the builder that takes it ([`ServerBuilder`](crate::ServerBuilder),
+//! [`Runner`](crate::Runner)).
+
+pub use crate::runner::ConnectionLimits;
+pub use crate::server::{ListenLimits, StateKeys, StateKeysError};
