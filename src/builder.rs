@@ -352,7 +352,7 @@ impl ServerBuilder {
         self
     }
 
-    /// Where legacy sessions' settings and revocations are kept (see [`crate::session`]).
+    /// Where legacy sessions' settings and revocations are kept (see [`SessionStore`](crate::extend::SessionStore)).
     /// Default: a [`MemorySessionStore`](crate::backends::MemorySessionStore), which serves
     /// one replica only; several replicas need a shared store such as
     /// [`RedisSessionStore`](crate::backends::RedisSessionStore).

@@ -46,21 +46,26 @@
 //!
 //! ## Architecture
 //!
-//! Layers point one way; nothing imports upward:
+//! Layers point one way (checked in CI: no file imports another in a circle). The core
+//! (`server`) knows nothing of the 2025-11-25 era or of the Tasks extension: those are
+//! wings that hold a [`Server`] and call it.
 //!
 //! | module | what it is |
 //! |---|---|
 //! | [`protocol`] | serde types for every server-side message; wire errors ([`protocol::ErrorObject`]). No tokio, axum or HTTP. |
 //! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, checked at build time and by every runtime change. |
-//! | `server` (private; [`Server`]) | transport-agnostic dispatch: the validation ladder, capability gating, the runtime-changeable [`Catalog`] (pre-encoded list pages swapped whole), self-contained cursors, panic isolation, progress and log notifications, sealed `requestState` for multi-round-trip requests, `subscriptions/listen` streams. |
-//! | [`notify`] | the [`notify::Notifier`] handle that announces changes, the [`notify::NotifyBus`] trait that carries them to every replica, the in-process bus and (features `redis`, `nats`) the Redis and NATS buses. |
-//! | [`replay`] | replay stores that make single-use `requestState` usable once across replicas (in memory; Redis with the `redis` feature). |
-//! | [`tasks`] | task stores for the Tasks extension: the [`tasks::TaskStore`] contract, in memory, and in Redis with the `redis` feature. |
-//! | [`session`] | the store legacy (2025-11-25) sessions' settings and revocations are shared in (in memory; Redis with the `redis` feature). |
-//! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. |
+//! | `server` (private; [`Server`]) | the core: the validation ladder, capability gating, the catalog (pre-encoded list pages swapped whole), self-contained cursors, the handler runner (panic isolation, progress and log notifications), sealed `requestState`, `subscriptions/listen` streams, and the one place every request is observed. A handler's request for input goes through one seam whose strategy the era picks. |
+//! | `legacy` (private wing) | 2025-11-25 clients on the same endpoint: sealed session ids and their shared store, `initialize`, GET/DELETE streams, server-to-client requests whose answers reach the replica holding the stream over the bus, the stdio session. |
+//! | [`tasks`] | the Tasks extension (a wing): tasks run under leases on any replica, the [`tasks::TaskStore`] contract and its settings. |
+//! | [`backends`] | every bus and store in one place: in memory, and (features `redis`, `nats`) Redis and NATS. |
+//! | [`notify`] | the [`notify::Notifier`] handle that announces changes, and the events it carries. |
+//! | [`catalog`] | changing what a server serves at runtime ([`Server::catalog`]). |
+//! | [`settings`] | the key ring ([`settings::StateKeys`]) and the limits deployments tune. |
+//! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. [`transport::stdio`]: newline-delimited JSON-RPC over pipes. |
 //! | [`Runner`] | serving in production: TCP_NODELAY, HTTP/1.1 and h2c, your own routes, `/healthz` `/readyz` `/metrics`, list announcement, graceful drain. |
 //! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, the list of metric names, the Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
-//! | [`extend`] | for those who write a transport, a bus or a replay store: what [`Server::handle`] returns, the bus and store traits, the handler traits. |
+//! | [`extend`] | for those who write a transport, a bus or a store: what [`Server::handle`] returns, the bus and store traits, the handler traits. |
+//! | [`replay`] | the replay store trait's module (single-use `requestState` claimed once across replicas). |
 //! | `app` (feature `reference-server`, not library API) | the reference server's composition root: configuration (flags, env, TOML file) → server builder → [`Runner`]. |
 //! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
 //! | `testing` | (feature `testing`) an in-process client over [`Server::handle`] for your own tests: discover, lists, typed tool calls, reads, prompts, completion, `input_required` rounds, listen streams. |
@@ -80,7 +85,7 @@
 //! [`InputRequired`] (elicitation, sampling, roots, and/or state for the retry); the retry,
 //! possibly on another replica, reads the answers and the state back through
 //! [`RequestContext::input`]. The state is sealed (XChaCha20-Poly1305, a shared key ring,
-//! [`StateKeys`]) and bound to the caller, method, params and an expiry. Changes announced
+//! [`settings::StateKeys`]) and bound to the caller, method, params and an expiry. Changes announced
 //! through the [`notify::Notifier`] reach every open `subscriptions/listen` stream, on every
 //! replica sharing the bus; a state marked single-use
 //! ([`InputRequired::single_use`]) is claimed in a [`replay::ReplayStore`] so it runs once.
@@ -90,8 +95,8 @@
 //! 2025-11-25 clients (`initialize`, `Mcp-Session-Id`, GET streams, server-to-client
 //! requests) are served on the same endpoint by any replica ([`ServerBuilder::legacy`], on by
 //! default): a request is classified before the 2026 ladder; the session id is a token sealed
-//! with the same [`StateKeys`] for its own purpose; what changes during a session lives in a
-//! [`session::SessionStore`]; an `InputRequired` becomes server-to-client requests whose
+//! with the same [`settings::StateKeys`] for its own purpose; what changes during a session lives in a
+//! [`extend::SessionStore`]; an `InputRequired` becomes server-to-client requests whose
 //! answers reach the replica holding the stream over the bus.
 //!
 //! ## State and errors
@@ -116,14 +121,14 @@
 //! |---|---|---|
 //! | `auth` | yes | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
 //! | `prometheus` | yes | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
-//! | `redis` | yes | `notify::RedisBus` (Redis pub/sub bus), `replay::RedisReplayStore` and `session::RedisSessionStore`; `--bus redis://…` |
-//! | `nats` | no | `notify::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
+//! | `redis` | yes | `backends::RedisBus` (Redis pub/sub bus), `backends::RedisReplayStore`, `backends::RedisSessionStore` and `backends::RedisTaskStore`; `--bus redis://…` |
+//! | `nats` | no | `backends::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
 //! | `testing` | no | the `testing` module: an in-process client for your server's unit tests (no sockets), usually enabled in `[dev-dependencies]` |
 //! | `reference-server` | no | the `stateless-mcp` binary (`cargo run --features reference-server`): its CLI, config file, log set-up and fixtures; not library API, and the only feature that pulls in clap, toml and tracing-subscriber |
 //! | `external-tests` | no | nothing in the library: compiles the project's own integration tests that run installed programs (Node, Python, nginx, brokers); see the README's Testing section |
 //!
 //! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
-//! scope-filtered lists are always built, for any layer that puts a [`Principal`] into the
+//! scope-filtered lists are always built, for any layer that puts a [`handler::Principal`] into the
 //! request's extensions.
 
 mod builder;

@@ -11,7 +11,7 @@ use oauth2::url::Url;
 use serde_json::{Value, json};
 
 /// The well-known path prefix of RFC 9728.
-pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
 /// The document for `resource`, naming `issuer` and the supported scopes
 /// (`offline_access` never appears).

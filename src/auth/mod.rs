@@ -76,6 +76,5 @@ mod transport_policy;
 pub use algorithm::Algorithm;
 pub use future::ResponseFuture;
 pub use layer::AuthLayer;
-pub use metadata::WELL_KNOWN;
 pub use resource_server::{ResourceServer, ResourceServerBuilder};
 pub use service::AuthService;

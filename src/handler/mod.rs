@@ -34,5 +34,6 @@ pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
 pub use scopes::{RequiredScopes, ScopeHierarchy, ScopeRequirements};
 pub use state::{State, StateType};
 pub use tool::{IntoCallToolResult, TaskSupport, ToolDef};
-pub use tool_layer::{ToolHandler, ToolRequest, ToolResponse, ToolService};
-pub use uri_template::{TemplateVars, UriTemplate};
+pub use tool_layer::{ToolHandler, ToolRequest, ToolService};
+pub use uri_template::TemplateVars;
+pub(crate) use uri_template::UriTemplate;

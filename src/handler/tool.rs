@@ -332,7 +332,7 @@ impl ToolDef {
     /// inline or as a task.
     ///
     /// A layer sees a [`ToolRequest`] (name, context, arguments) and answers a
-    /// [`ToolResponse`] (the tool's result or its [`HandlerError`]). A layer's own error is
+    /// `Result<CallToolResult, HandlerError>` (the tool's result or its [`HandlerError`]). A layer's own error is
     /// answered as a tool result with `isError: true`: tower's timeout `Elapsed` as "Tool
     /// NAME timed out", `load_shed`'s `Overloaded` as "Tool NAME is busy (too many calls at
     /// once); try again later", anything else as an unexpected failure (logged; the model

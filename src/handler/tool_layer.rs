@@ -5,7 +5,7 @@
 //! [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout)).
 //!
 //! The service never fails for the tool's own reasons: its response is the tool's
-//! [`ToolResponse`] (a result or a [`HandlerError`]); its error is what a layer adds (a tower
+//! a `Result<CallToolResult, HandlerError>` (a result or a [`HandlerError`]); its error is what a layer adds (a tower
 //! `timeout::error::Elapsed`, a `load_shed::error::Overloaded`, a user layer's own error),
 //! which the tool-call path turns into a tool result with `isError: true`.
 
@@ -77,13 +77,13 @@ impl ToolRequest {
 
 /// What a tool answers: its result, or its [`HandlerError`] (a message for the model, an
 /// unexpected failure, a protocol error, or [`InputRequired`](super::InputRequired)).
-pub type ToolResponse = Result<CallToolResult, HandlerError>;
+pub(crate) type ToolResponse = Result<CallToolResult, HandlerError>;
 
 /// A tool's handler as a cloneable [`tower::Service`], the type every
 /// [`ToolDef::layer`](super::ToolDef::layer) wraps.
 ///
 /// Its error type is a boxed error so that any layer fits; the handler itself never
-/// produces one (its failures are in the [`ToolResponse`]).
+/// produces one (its failures are in its `Result`).
 #[derive(Clone)]
 pub struct ToolService(BoxCloneSyncService<ToolRequest, ToolResponse, BoxError>);
 

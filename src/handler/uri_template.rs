@@ -10,7 +10,7 @@ pub type TemplateVars = BTreeMap<String, String>;
 
 /// A compiled URI template that can tell whether a URI matches and extract its variables.
 #[derive(Debug, Clone)]
-pub struct UriTemplate {
+pub(crate) struct UriTemplate {
     source: String,
     regex: Regex,
     /// Variable names in capture-group order, with whether the group is a query/form list.
@@ -25,7 +25,7 @@ enum Kind {
 
 impl UriTemplate {
     /// Compiles `template`; an unbalanced brace or empty expression is an error.
-    pub fn parse(template: &str) -> Result<Self, String> {
+    pub(crate) fn parse(template: &str) -> Result<Self, String> {
         let mut pattern = String::from("^");
         let mut vars = Vec::new();
         let mut rest = template;
@@ -114,12 +114,12 @@ impl UriTemplate {
     }
 
     /// The template text.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.source
     }
 
     /// The variables `uri` binds, or `None` if it does not match.
-    pub fn matches(&self, uri: &str) -> Option<TemplateVars> {
+    pub(crate) fn matches(&self, uri: &str) -> Option<TemplateVars> {
         let caps = self.regex.captures(uri)?;
         let mut out = TemplateVars::new();
         for (i, (name, kind)) in self.vars.iter().enumerate() {

@@ -25,7 +25,7 @@ pub struct MemoryBus {
 }
 
 /// How many events a subscriber may lag behind before it is resynced, by default.
-pub const DEFAULT_CAPACITY: usize = 256;
+pub(crate) const DEFAULT_CAPACITY: usize = 256;
 
 impl Default for MemoryBus {
     fn default() -> Self {

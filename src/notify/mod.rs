@@ -52,7 +52,8 @@ mod redis;
 pub use bus::{BusReceiver, Delivery, Fanout, NotifyBus};
 pub use event::{ChangeEvent, ListFingerprints, TaskChange};
 pub use link::{BusOptions, MAX_EVENT_BYTES};
-pub use memory::{DEFAULT_CAPACITY, MemoryBus};
+pub(crate) use memory::DEFAULT_CAPACITY;
+pub use memory::MemoryBus;
 #[cfg(feature = "nats")]
 pub use nats::NatsBus;
 pub use notifier::Notifier;

@@ -286,7 +286,7 @@ impl RequestSeries {
 
 /// Registers the description and unit of every metric with the installed recorder (call
 /// once, after installing it).
-pub fn describe() {
+pub(crate) fn describe() {
     describe_counter!(
         REQUESTS_TOTAL,
         "MCP requests handled, by method, name and outcome"

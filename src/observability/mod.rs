@@ -19,7 +19,7 @@
 //!   info` skips it (no work at all), and `--log info,stateless_mcp::observability=debug`
 //!   turns it on (with the trace ids on every line of the request).
 //! - **Metrics.** [`metrics`] lists every metric's name ([`metrics::ALL`]) and describes
-//!   them ([`metrics::describe`]); `Server::handle` records request counts, durations and in-flight
+//!   them (described when the reference server installs the exporter); `Server::handle` records request counts, durations and in-flight
 //!   requests for every transport (HTTP, stdio, in-process). With the `prometheus` feature, `PrometheusMetrics` installs the exporter and
 //!   serves the text format.
 //! - **Health.** [`Readiness`] (draining + named conditions) and [`health_router`]

@@ -13,5 +13,3 @@ pub(crate) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 pub(super) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key on results: the server's implementation.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
-/// `_meta` key on listen-stream notifications: the subscription id.
-pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";

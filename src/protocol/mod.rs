@@ -32,7 +32,7 @@ mod tool;
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 /// The protocol revision this crate implements.
-pub const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";
+pub(crate) const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";
 
 pub use annotations::{Annotations, Icon, IconTheme, Role};
 pub use capabilities::{
@@ -52,9 +52,9 @@ pub(crate) use jsonrpc::IncomingMessage;
 pub(crate) use jsonrpc::ResponseRef;
 pub use jsonrpc::{ErrorResponse, Notification};
 pub(crate) use keys::PROTOCOL_VERSION_KEY;
+pub use keys::SERVER_INFO_KEY;
 #[cfg(feature = "testing")]
 pub(crate) use keys::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY};
-pub use keys::{SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY};
 pub use lists::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
 };

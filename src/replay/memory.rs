@@ -10,7 +10,7 @@ use super::ReplayStore;
 use crate::Error;
 
 /// The most ids a [`MemoryReplayStore`] holds by default.
-pub const DEFAULT_MAX_ENTRIES: usize = 1_000_000;
+pub(crate) const DEFAULT_MAX_ENTRIES: usize = 1_000_000;
 
 /// A [`ReplayStore`] in this process's memory: enough for one replica (a state used on one
 /// replica is not known to the others). Expired ids are dropped as new ones arrive; when it

@@ -26,7 +26,7 @@ use futures_util::future::BoxFuture;
 
 use crate::Error;
 
-pub use memory::{DEFAULT_MAX_ENTRIES, MemoryReplayStore};
+pub use memory::MemoryReplayStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisReplayStore;
 

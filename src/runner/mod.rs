@@ -230,7 +230,7 @@ impl Runner {
     /// Wraps the MCP endpoint in a tower layer, for instance one that authorizes requests
     /// or puts a value into their extensions: what `.wrap_endpoint(|r| r.route_layer(layer))`
     /// does, with requests to the endpoint's path still answered without the router (the
-    /// layer wraps the endpoint as an [`EndpointService`] for those). Layers apply in the
+    /// layer wraps the endpoint as a boxed service for those). Layers apply in the
     /// order given, innermost first; your own routes and the probes are not wrapped.
     /// Requests answered without the router carry none of the extensions axum's routing
     /// adds (`MatchedPath`, `OriginalUri`, path parameters): a layer that reads them belongs

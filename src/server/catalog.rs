@@ -167,7 +167,7 @@ impl Serving {
 
 /// The handle to change what a running server serves: add, replace and remove tools,
 /// prompts, resources and resource templates. Cheap to clone. Get it from
-/// [`Server::catalog`].
+/// [`Server::catalog`](crate::Server::catalog).
 ///
 /// Each [`change`](Self::change) is a batch checked as [`ServerBuilder::build`] checks
 /// definitions (names, schemas, `x-mcp-header` rules, duplicates, registered state types)

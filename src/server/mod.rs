@@ -181,7 +181,7 @@ impl Server {
     }
 
     /// The handle that announces changes to listening clients (the one given to
-    /// [`ServerBuilder::notifier`], or an in-process one).
+    /// [`ServerBuilder::notifier`](crate::ServerBuilder::notifier), or an in-process one).
     pub fn notifier(&self) -> &crate::notify::Notifier {
         &self.inner.notifier
     }

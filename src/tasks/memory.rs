@@ -10,7 +10,7 @@ use super::{Replaced, TaskStore};
 use crate::Error;
 
 /// The most tasks a [`MemoryTaskStore`] holds by default.
-pub const DEFAULT_MAX_TASKS: usize = 100_000;
+pub(crate) const DEFAULT_MAX_TASKS: usize = 100_000;
 
 /// A [`TaskStore`] in this process's memory: enough for one replica (other replicas do not
 /// see its tasks, and they die with the process). Expired tasks are dropped as new ones

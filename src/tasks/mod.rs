@@ -62,12 +62,12 @@ use serde_json::json;
 
 use crate::Error;
 
-pub use memory::{DEFAULT_MAX_TASKS, MemoryTaskStore};
+pub use memory::MemoryTaskStore;
 pub(crate) use record::now_ms;
 pub use record::{Lease, TaskRecord, TaskStatus, TaskWork};
 #[cfg(feature = "redis")]
 pub use redis::RedisTaskStore;
-pub use settings::{TTL_BOUNDS, TaskSettings};
+pub use settings::TaskSettings;
 pub(crate) use state::Tasks;
 
 /// The JSON-RPC error code a task whose replica died ends with (`-32603`, internal error).
@@ -157,7 +157,7 @@ impl dyn TaskStore {
 }
 
 /// Turns every `working` task of `store` whose lease lapsed before `now_ms` into `failed`
-/// (error [`LEASE_LAPSED_CODE`], "the replica running this task stopped"), and returns the
+/// (error `-32603`, "the replica running this task stopped"), and returns the
 /// failed records. Any replica may run it at any time: a task whose lease was renewed
 /// meanwhile is left alone.
 ///

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// The shortest and longest `ttlMs` a server accepts for its tasks.
-pub const TTL_BOUNDS: (Duration, Duration) =
+pub(crate) const TTL_BOUNDS: (Duration, Duration) =
     (Duration::from_secs(1), Duration::from_secs(30 * 24 * 3600));
 
 /// How a server runs tasks ([`ServerBuilder::task_settings`](crate::ServerBuilder::task_settings)).
@@ -34,7 +34,7 @@ pub struct TaskSettings {
     /// before any replica fails them.
     pub lease: Duration,
     /// How long a task stays readable after its last change (`ttlMs`), within
-    /// [`TTL_BOUNDS`].
+    /// the bounds (1 s to 30 days).
     pub ttl: Duration,
     /// The polling interval suggested to clients (`pollIntervalMs`).
     pub poll_interval: Duration,
@@ -65,7 +65,7 @@ impl TaskSettings {
         self
     }
 
-    /// Settings with this retention, clamped to [`TTL_BOUNDS`].
+    /// Settings with this retention, clamped to the bounds (1 s to 30 days).
     #[must_use]
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl.clamp(TTL_BOUNDS.0, TTL_BOUNDS.1);

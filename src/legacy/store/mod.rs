@@ -62,8 +62,27 @@ pub struct SessionSettings {
     pub revoked: bool,
 }
 
-/// Where legacy sessions' settings and revocations are kept, shared by every replica. See
-/// the [module docs](self) for the contract.
+/// Where legacy sessions' settings and revocations are kept, shared by every replica
+/// ([`ServerBuilder::session_store`](crate::ServerBuilder::session_store)); the stores that
+/// ship are in [`backends`](crate::backends).
+///
+///  # Contract
+///
+///  Every implementation keeps these promises (the contract test suite checks each backend):
+///
+///  - **Read your writes, on any replica.** Once a write returned `Ok`, a later
+///    [`load`](SessionStore::load) of the same session, through any handle on the same store,
+///    sees it.
+///  - **Revocation is final.** After [`revoke`](SessionStore::revoke) the session loads as
+///    revoked until it expires; nothing un-revokes it.
+///  - **Bounded.** A session holds at most [`MAX_SESSION_SUBSCRIPTIONS`] subscriptions
+///    ([`subscribe`](SessionStore::subscribe) answers `Ok(false)` beyond); every entry is
+///    dropped at the expiry it was written with.
+///  - **Unknown is empty.** A session nothing was written for loads as the default
+///    [`SessionSettings`] (no level, no subscriptions, not revoked).
+///  - **Fails loudly.** A store that cannot answer returns an error
+///    ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)); callers fail the request
+///    rather than guess (a revoked session must never be taken for a live one).
 ///
 /// `session` is the store key of a session (the random part sealed inside its id, never the
 /// id itself);

@@ -57,13 +57,13 @@ use endpoint::Endpoint;
 use guard::AllowList;
 
 /// The default body limit: 4 MiB.
-pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// The default time a request body may take to arrive: 60 s.
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The default bound on requests being answered at once: 1024.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 
 /// Configures the Streamable HTTP endpoint for a [`Server`].
 ///
@@ -198,7 +198,7 @@ impl StreamableHttp {
     }
 
     /// How long a request body may take to arrive once its headers did (default 60 s); a
-    /// slower one is answered 408 ([`BodyTimeout`]).
+    /// slower one is answered 408.
     pub fn body_timeout(mut self, timeout: Duration) -> Self {
         self.body_timeout = timeout;
         self

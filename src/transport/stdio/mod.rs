@@ -81,11 +81,11 @@ use tokio_util::sync::CancellationToken;
 use crate::{Error, Server};
 
 /// The default [`Stdio::line_limit`]: 4 MiB, the HTTP transport's default body limit.
-pub const DEFAULT_LINE_LIMIT: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_LINE_LIMIT: usize = 4 * 1024 * 1024;
 /// The default [`Stdio::max_in_flight`].
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 /// The default [`Stdio::drain_timeout`].
-pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The stdio transport for a [`Server`] (see the [module docs](self)).
 ///
@@ -127,14 +127,14 @@ impl Stdio {
     }
 
     /// The longest accepted line (one message), in bytes, line ending excluded. Default
-    /// [`DEFAULT_LINE_LIMIT`].
+    /// 4 MiB.
     pub fn line_limit(mut self, bytes: usize) -> Self {
         self.line_limit = bytes.max(1);
         self
     }
 
     /// How many handlers run at once (at least 1; `0` and numbers beyond what a semaphore
-    /// counts mean as many as it counts). Default [`DEFAULT_MAX_IN_FLIGHT`].
+    /// counts mean as many as it counts). Default 64.
     pub fn max_in_flight(mut self, n: usize) -> Self {
         let most = tokio::sync::Semaphore::MAX_PERMITS / 2;
         self.max_in_flight = if n == 0 { most } else { n.min(most) };
@@ -142,7 +142,7 @@ impl Stdio {
     }
 
     /// How long requests in flight get to finish once the input ends or the session shuts
-    /// down. Default [`DEFAULT_DRAIN_TIMEOUT`].
+    /// down. Default 10 s.
     pub fn drain_timeout(mut self, timeout: Duration) -> Self {
         self.drain_timeout = timeout;
         self
