@@ -11,14 +11,15 @@
 # - the official MCP schemas of both eras (the spec's files, never committed), into
 #   target/mcp-schema/<version>/ unless ../shared/spec has them or MCP_SCHEMA_JSON /
 #   MCP_LEGACY_SCHEMA_JSON name them;
-# - cargo-fuzz from crates.io (for the bounded fuzz runs).
+# - cargo-fuzz from crates.io (for the bounded fuzz runs);
+# - cargo-hack from crates.io (clippy on each feature alone).
 #
 # Then it writes target/test-tools/env.sh, the exports the tests read (MCP_TEST_NODE,
 # MCP_CONFORMANCE_JS, MCP_TEST_PYTHON), and prints them. `scripts/test.sh` runs this script
 # and sources that file; to run single tests by hand: `source target/test-tools/env.sh`.
 #
 #   scripts/provision.sh                 # everything
-#   scripts/provision.sh schemas node    # only these parts: debian node python schemas fuzz
+#   scripts/provision.sh schemas node    # only these parts: debian node python schemas fuzz hack
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -60,9 +61,9 @@ fetch_schema() {
 }
 
 PARTS=("$@")
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(debian node python schemas fuzz)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(debian node python schemas fuzz hack)
 for part in "${PARTS[@]}"; do
-  case $part in debian|node|python|schemas|fuzz) ;; *) echo "unknown part: $part" >&2; exit 2 ;; esac
+  case $part in debian|node|python|schemas|fuzz|hack) ;; *) echo "unknown part: $part" >&2; exit 2 ;; esac
 done
 
 NODE_DIR="$TOOLS/node"
@@ -120,6 +121,12 @@ provision_fuzz() {
   log "cargo-fuzz"
   # With --sanitizer none the fuzz targets build with the stable toolchain.
   command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --version 0.13.2
+}
+
+provision_hack() {
+  log "cargo-hack"
+  # scripts/test.sh runs clippy on each feature alone with `cargo hack --each-feature`.
+  command -v cargo-hack >/dev/null || cargo install cargo-hack --locked --version 0.6.46
 }
 
 for part in "${PARTS[@]}"; do "provision_$part"; done
