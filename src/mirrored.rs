@@ -7,8 +7,6 @@
 //! them to dispatch), dispatch (`server`, which compares them with the body) and the
 //! resource server's scope rules (`auth`, which reads `Mcp-Method`/`Mcp-Name` before the
 //! body), so all three decode them alike.
-//!
-//! May import: `http` and `base64` only; nothing else of the crate.
 
 use std::borrow::Cow;
 

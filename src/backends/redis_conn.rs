@@ -3,9 +3,6 @@
 //! (`tasks::RedisTaskStore`) and the shared stores to come. One lazily connected
 //! [`ConnectionManager`] per backend, configured to fail fast rather than queue, and
 //! [`query_reconnecting`], which survives one dropped connection.
-//!
-//! May import: the `redis` crate, `crate::Error`, `crate::backends::redact`. Knows no backend; the
-//! backends import it, never each other.
 
 use std::time::Duration;
 

@@ -1,7 +1,4 @@
 //! Content blocks: what tool results, prompt messages and sampling carry.
-//!
-//! May import: `annotations` (leaf) and `resource` (for resource links and embedded
-//! contents); nothing imports back from there.
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,4 @@
 //! JSON-RPC 2.0 envelopes: the incoming message, responses and notifications.
-//!
-//! May import: the leaf modules `ids` and `error`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

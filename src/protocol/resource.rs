@@ -1,7 +1,4 @@
 //! Resources, resource templates, their contents and `resources/read` results.
-//!
-//! May import: `annotations` and `result`; not `content` (content embeds resources, not the
-//! other way round).
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};

@@ -1,8 +1,6 @@
 //! What a server advertises ([`Advertised`]): the kinds of list it serves and whether it
 //! runs tasks, fixed when the server is built. The catalog keeps it; listen streams (both
 //! eras) read it to know which changes they can announce.
-//!
-//! May import: nothing of the crate.
 
 /// The capabilities `server/discover` advertises, fixed when the server is built: a change
 /// may empty a list, never add a kind of list the server did not advertise.

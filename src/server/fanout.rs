@@ -10,8 +10,6 @@
 //! listed its id. Each stream has a bounded inbox: one that falls [`INBOX_CAPACITY`] messages
 //! behind skips them and resyncs (as a lagging bus subscriber does), so a stalled client never
 //! grows memory and never slows the others.
-//!
-//! May import: `listen` (coverage, list choice), `spliced`, `notify`, `protocol`.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, Weak};

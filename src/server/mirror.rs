@@ -5,8 +5,6 @@
 //! `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`); the comparison with the
 //! body lives here because only the dispatcher knows the body and the tools' `x-mcp-header`
 //! parameters.
-//!
-//! May import: `crate::mirrored` (the values), `handler::header_rules`, `protocol`.
 
 use serde_json::Value;
 

@@ -1,29 +1,37 @@
-//! Transport-agnostic dispatch: the validation ladder, capability gating, pagination,
-//! caching fields and the running of handlers.
+//! The core: transport-agnostic dispatch. The validation ladder, capability gating,
+//! pagination, caching fields and the running of handlers; it knows nothing of HTTP, of the
+//! 2025-11-25 era or of the Tasks extension (wings that hold a [`Server`] and call it).
 //!
 //! A transport hands [`Server::handle`] the raw body, the mirrored header values it
 //! extracted (or `None` where the transport has no headers, as on stdio), and its request
 //! extensions. It gets back an [`Outcome`]: a notification was accepted, a reply is ready, or
 //! a handler is running and may send notifications before its reply.
 //!
-//! # Layout (arrows point down the list, never up)
+//! # Layout
 //!
-//! - `ladder`: [`Server::handle`], the validation ladder in order, and routing.
-//! - `methods/`: one file per method family that runs a handler (`tools/call`,
-//!   `resources/read`, `prompts/get`, `completion/complete`); `lists` and `listen` answer
-//!   the lists, `server/discover` and `subscriptions/listen`.
-//! - `family`: the seam of the Tasks extension. The ladder (`tasks/*`) and `tools/call` (a
-//!   task-capable tool, the client declaring the extension) hand work to a [`TaskFamily`](
-//!   TaskFamily) the builder plugs in (`crate::tasks`, which holds the server and
-//!   calls back into it); the core never names the wing.
-//! - `runner`: running a handler (context, cancellation, panic isolation, stamping).
-//! - `mrtr`: what a retry brings, single-use claims, sealing `input_required` answers.
-//! - `seal/`: the key ring, bindings, and sealed tokens.
-//! - `catalog`: the serving version of the registry and its encoded lists (`lists`), swapped
-//!   whole by a runtime change ([`Catalog`]); requests load it once. `advertised`: what it
-//!   advertises (fixed at build), which listen streams of both eras read too.
-//! - `envelope` (reading the body), `mirror` (header checks), `cursor`, `scopes`.
-//! - `outcome` and `reply`: what goes back to the transport; `listen` builds on `reply`.
+//! [`Server`] is a thin handle (this file, the ladder and the builder hold its methods) over
+//! components that own their state; no file reads another component's fields:
+//!
+//! - `catalog` ([`catalog::Serving`]): the serving version of the registry and its encoded
+//!   lists (`lists`, `cursor`), swapped whole by a runtime change ([`Catalog`]), the scopes
+//!   declared on it (`scopes`), and who follows its changes; `advertised`: what it
+//!   advertises (fixed at build).
+//! - `listen` ([`listen::Listeners`]): the replica's listen streams, their fan-out of bus
+//!   events (`fanout`, `spliced`) and the list versions they watch (`versions`).
+//! - `mrtr` ([`mrtr::Sealer`]): what a retry brings, single-use claims in the replay store,
+//!   sealing `input_required` answers; `seal/`: the key ring, bindings, and sealed tokens.
+//! - `runner`: running a handler (context, cancellation, panic isolation, stamping), with
+//!   `ask`, the one seam through which a handler's request for input reaches its client,
+//!   whose strategy the caller picks by era.
+//! - `ladder`: [`Server::handle`], the validation ladder in order, routing, and the one
+//!   place every request is observed (mechanics in `observed`); `methods/`: one file per
+//!   method family that runs a handler (`tools/call`, `resources/read`, `prompts/get`,
+//!   `completion/complete`).
+//! - `family`: the seam of the Tasks extension: the ladder (`tasks/*`) and `tools/call` (a
+//!   task-capable tool, the client declaring the extension) hand work to the
+//!   [`TaskFamily`] the builder plugs in.
+//! - `envelope` (reading the body), `mirror` (header checks), `outcome` and `reply` (what
+//!   goes back to the transport), `service` (the core as a tower `Service`).
 
 pub(crate) mod advertised;
 mod ask;
@@ -53,10 +61,9 @@ mod test_support;
 pub(crate) mod versions;
 
 use std::any::Any;
+use std::sync::{Arc, Weak};
 
 use futures_util::future::BoxFuture;
-use std::sync::Arc;
-use std::sync::Weak;
 
 pub(crate) use ask::{Ask, AskClient};
 pub use catalog::{Applied, Catalog, CatalogChange};

@@ -1,7 +1,5 @@
 //! What dispatch hands back to a transport: an [`Outcome`] (accepted, a ready [`Reply`], a
 //! [`Running`] handler, or a [`Listen`] stream).
-//!
-//! May import: `reply` and `listen` (the things an outcome holds); neither imports this.
 
 use std::fmt;
 

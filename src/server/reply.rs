@@ -4,8 +4,6 @@
 //! A long pre-encoded result is not copied into the reply: the reply's body is two chunks,
 //! the few bytes before the result copied and the result's shared buffer (or, for a page of
 //! a scoped list, the last run of its shared item encodings) referenced ([`Splice`]).
-//!
-//! May import: `protocol` only. `outcome` and `listen` both build on it.
 
 use std::fmt;
 use std::sync::Arc;

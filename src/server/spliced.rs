@@ -7,8 +7,6 @@
 //! on the id). Should the sentinel's encoding appear more than once (a string elsewhere in the
 //! message containing it), the split would be ambiguous: such a notification is encoded per
 //! stream instead.
-//!
-//! May import: `protocol`.
 
 use std::sync::Arc;
 

@@ -1,8 +1,6 @@
 //! The streams under one index entry (a URI or a task id), in registration order: most
 //! entries name one stream (a stream's own resource), a few name many (a resource everyone
 //! watches), so one key is kept inline and a set is allocated only for the second.
-//!
-//! May import: nothing of the crate.
 
 use std::collections::BTreeSet;
 

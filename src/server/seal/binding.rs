@@ -1,9 +1,6 @@
 //! What a sealed state is bound to ([`Binding`]): the method, a digest of the request's
 //! target and canonical arguments, and a digest of the caller; and [`PendingBinding`], its
 //! ingredients kept until a binding is actually needed.
-//!
-//! May import: `handler::Principal` (its binding string), serde_json, sha2. Nothing here
-//! seals or opens.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -1,7 +1,5 @@
 //! The key ring ([`StateKeys`]): its keys and ids, generating one, and parsing the
 //! `KID:BASE64KEY,…` form every replica is configured with.
-//!
-//! May import: the AEAD crate and base64 only; `sealed` uses the ring's keys.
 
 use std::fmt;
 use std::str::FromStr;

@@ -29,9 +29,6 @@
 //!
 //! Opening checks, in order: shape, key id known, authentication tag, method, params digest,
 //! principal, expiry. Every failure is `-32602` naming the reason.
-//!
-//! May import: `handler::Principal`, `protocol::ErrorObject`, the crypto crates. Used by
-//! `mrtr` and the builder; nothing here knows dispatch.
 
 mod binding;
 mod keys;

@@ -6,9 +6,6 @@
 //! token sealed for one purpose fails authentication (`tampered`) when opened for another:
 //! a legacy session token or a task handle can never be passed off as a `requestState`,
 //! nor the other way round, even though one key ring seals them all.
-//!
-//! May import: `keys` (the ring). What the payload means (bindings, expiry) is the caller's
-//! business (`state` for `requestState`).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

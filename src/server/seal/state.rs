@@ -1,9 +1,6 @@
 //! `requestState`: what the token carries (method, params digest, principal digest, expiry,
 //! an optional single-use id, the handler's state), sealing it for a [`Binding`] and
 //! opening it against one, with a `-32602` naming the reason for every refusal.
-//!
-//! May import: `sealed` (the AEAD envelope, [`Purpose::REQUEST_STATE`]), `binding`,
-//! `protocol::ErrorObject`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
