@@ -226,7 +226,7 @@ impl RequestObserver {
 
 /// One request under observation: its span, and its metrics, recorded once when the
 /// outcome is known (or as `cancelled` when the probe and any tracked reply are dropped
-/// first). Opened by [`RequestObserver::start`].
+/// first). Opened by [`RequestObserver::start_labelled`].
 #[derive(Debug)]
 pub(crate) struct RequestProbe {
     span: Span,
