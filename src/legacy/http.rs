@@ -11,13 +11,13 @@ use std::time::Duration;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::StreamExt as _;
-use http::{Extensions, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
-use super::{Legacy, LegacyOutcome, Refusal};
+use super::{HttpRequest, Legacy, LegacyOutcome, Refusal};
 use crate::mirrored::Found;
 use crate::observability::RequestProbe;
 use crate::observability::metrics::RequestOutcome;
-use crate::server::{Labels, Listen, MirroredHeaders, Observed, Outcome, Reply};
+use crate::server::{Labels, Listen, Observed, Outcome, Reply};
 use crate::transport::http::SESSION_ID;
 use crate::transport::http::negotiate::{self, Accepts};
 use crate::transport::http::rejection::{BodyUnreadable, NotAcceptable};
@@ -28,7 +28,7 @@ const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(SESSION_ID);
 /// The request's `Mcp-Session-Id` (`found` by the endpoint's pass over its headers):
 /// `Ok(None)` when absent, `Err` (why it is unusable, for [`bad_session`]) when empty,
 /// repeated or not visible ASCII.
-pub(crate) fn session_id(found: Found<'_>) -> Result<Option<&str>, &'static str> {
+fn session_id(found: Found<'_>) -> Result<Option<&str>, &'static str> {
     match found.text() {
         Ok(Some("")) => Err("it is empty"),
         read => read,
@@ -36,7 +36,7 @@ pub(crate) fn session_id(found: Found<'_>) -> Result<Option<&str>, &'static str>
 }
 
 /// 400 for an unusable `Mcp-Session-Id`.
-pub(crate) fn bad_session(why: &str) -> Response {
+fn bad_session(why: &str) -> Response {
     BodyUnreadable(format!("Bad Request: invalid Mcp-Session-Id header: {why}")).into_response()
 }
 
@@ -148,90 +148,84 @@ impl Exchange {
     }
 }
 
-/// What every legacy exchange over HTTP brings: the wing, the request's mirrored headers
-/// (its labels), the client's session id and its extensions.
-pub(crate) struct Request<'a> {
-    /// The wing.
-    pub(crate) legacy: &'a Legacy,
-    /// The request's mirrored headers.
-    pub(crate) mirror: &'a MirroredHeaders<'a>,
-    /// Its `Mcp-Session-Id`.
-    pub(crate) session: Option<&'a str>,
-    /// Its extensions (the principal, …).
-    pub(crate) extensions: Extensions,
-    /// The SSE keep-alive interval.
-    pub(crate) keep_alive: Duration,
-}
+impl Legacy {
+    /// The request's `Mcp-Session-Id` (`found` by the endpoint's pass over its headers):
+    /// `Ok(None)` when absent, `Err` with the 400 to send when it is empty, repeated or not
+    /// visible ASCII.
+    pub(crate) fn session_header<'a>(&self, found: Found<'a>) -> Result<Option<&'a str>, Response> {
+        session_id(found).map_err(bad_session)
+    }
 
-/// The response to a legacy POST.
-pub(crate) async fn post(request: Request<'_>, body: &Bytes, accepts: Accepts) -> Response {
-    let Request {
-        legacy,
-        mirror,
-        session,
-        extensions,
-        keep_alive,
-    } = request;
-    let exchange = async { Exchange::Post(legacy.handle(body, session, extensions).await) };
-    legacy
-        .server()
-        .observe(Labels::Headers(mirror), exchange)
-        .await
-        .respond(accepts, keep_alive)
-        .await
-}
+    /// The response to a legacy POST.
+    pub(crate) async fn post(
+        &self,
+        request: HttpRequest<'_>,
+        body: &Bytes,
+        accepts: Accepts,
+    ) -> Response {
+        let HttpRequest {
+            mirror,
+            session,
+            extensions,
+            keep_alive,
+        } = request;
+        let exchange = async { Exchange::Post(self.handle(body, session, extensions).await) };
+        self.server()
+            .observe(Labels::Headers(mirror), exchange)
+            .await
+            .respond(accepts, keep_alive)
+            .await
+    }
 
-/// GET with a session: the session's SSE stream.
-pub(crate) async fn stream(
-    request: Request<'_>,
-    (headers, accept): (&HeaderMap, Found<'_>),
-) -> Response {
-    let Request {
-        legacy,
-        mirror,
-        session,
-        extensions,
-        keep_alive,
-    } = request;
-    let exchange = async {
-        if !negotiate::allows_event_stream(accept, headers) {
-            let why = "Not Acceptable: a session's GET stream is a text/event-stream; Accept must allow it";
-            return Exchange::Refused(NotAcceptable(why.into()).into_response());
-        }
-        match legacy.open_stream(session, &extensions).await {
-            Ok(listen) => Exchange::Stream(listen),
-            Err(refused) => Exchange::refusal(refused),
-        }
-    };
-    legacy
-        .server()
-        .observe(Labels::Headers(mirror), exchange)
-        .await
-        .respond(Accepts { sse: true }, keep_alive)
-        .await
-}
+    /// GET with a session: the session's SSE stream.
+    pub(crate) async fn get(
+        &self,
+        request: HttpRequest<'_>,
+        (headers, accept): (&HeaderMap, Found<'_>),
+    ) -> Response {
+        let HttpRequest {
+            mirror,
+            session,
+            extensions,
+            keep_alive,
+        } = request;
+        let exchange = async {
+            if !negotiate::allows_event_stream(accept, headers) {
+                let why = "Not Acceptable: a session's GET stream is a text/event-stream; Accept must allow it";
+                return Exchange::Refused(NotAcceptable(why.into()).into_response());
+            }
+            match self.open_stream(session, &extensions).await {
+                Ok(listen) => Exchange::Stream(listen),
+                Err(refused) => Exchange::refusal(refused),
+            }
+        };
+        self.server()
+            .observe(Labels::Headers(mirror), exchange)
+            .await
+            .respond(Accepts { sse: true }, keep_alive)
+            .await
+    }
 
-/// DELETE with a session: the session ends on every replica.
-pub(crate) async fn end(request: Request<'_>) -> Response {
-    let Request {
-        legacy,
-        mirror,
-        session,
-        extensions,
-        keep_alive,
-    } = request;
-    let exchange = async {
-        match legacy.end_session(session, &extensions).await {
-            Ok(()) => Exchange::Ended,
-            Err(refused) => Exchange::refusal(refused),
-        }
-    };
-    legacy
-        .server()
-        .observe(Labels::Headers(mirror), exchange)
-        .await
-        .respond(Accepts { sse: true }, keep_alive)
-        .await
+    /// DELETE with a session: the session ends on every replica.
+    pub(crate) async fn delete(&self, request: HttpRequest<'_>) -> Response {
+        let HttpRequest {
+            mirror,
+            session,
+            extensions,
+            keep_alive,
+        } = request;
+        let exchange = async {
+            match self.end_session(session, &extensions).await {
+                Ok(()) => Exchange::Ended,
+                Err(refused) => Exchange::refusal(refused),
+            }
+        };
+        self.server()
+            .observe(Labels::Headers(mirror), exchange)
+            .await
+            .respond(Accepts { sse: true }, keep_alive)
+            .await
+    }
 }
 
 #[cfg(test)]

@@ -128,3 +128,16 @@ impl Legacy {
         &self.server
     }
 }
+
+/// What every legacy exchange over HTTP brings besides the wing: the request's mirrored
+/// headers (its labels), the client's session id and its extensions.
+pub(crate) struct HttpRequest<'a> {
+    /// The request's mirrored headers.
+    pub(crate) mirror: &'a crate::server::MirroredHeaders<'a>,
+    /// Its `Mcp-Session-Id`.
+    pub(crate) session: Option<&'a str>,
+    /// Its extensions (the principal, …).
+    pub(crate) extensions: ::http::Extensions,
+    /// The SSE keep-alive interval.
+    pub(crate) keep_alive: Duration,
+}

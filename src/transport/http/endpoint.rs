@@ -24,7 +24,8 @@ use super::rejection::{
 use super::request_headers::RequestHeaders;
 use super::{negotiate, reply};
 use crate::legacy::classify::{Era, classify};
-use crate::legacy::{Legacy, http as legacy};
+use crate::legacy::{HttpRequest as LegacyRequest, Legacy};
+
 use crate::observability::metrics::{self, Refusal};
 use crate::observability::traceparent_header;
 use crate::server::{Outcome, Running, Server};
@@ -169,10 +170,9 @@ async fn process(
         return Err(ForbiddenOrigin(format!("Forbidden: {why}")).into_response());
     }
     let legacy = ep.legacy.as_ref();
-    let session = match legacy.map(|_| legacy::session_id(headers.session_id)) {
-        None | Some(Ok(None)) => None,
-        Some(Ok(Some(s))) => Some(s),
-        Some(Err(why)) => return Err(legacy::bad_session(why)),
+    let session = match legacy {
+        Some(wing) => wing.session_header(headers.session_id)?,
+        None => None,
     };
     if parts.method != Method::POST {
         // A legacy session's GET and DELETE (boxed: inline, their futures would make every
@@ -180,8 +180,7 @@ async fn process(
         let (Some(legacy), Some(session)) = (legacy, session) else {
             return Err(MethodNotAllowed.into_response());
         };
-        let request = legacy::Request {
-            legacy,
+        let request = LegacyRequest {
             mirror,
             session: Some(session),
             extensions,
@@ -191,9 +190,9 @@ async fn process(
             Method::GET => {
                 ep.close_listen_streams_on_shutdown();
                 let accept = (&parts.headers, headers.accept);
-                Box::pin(legacy::stream(request, accept)).await
+                Box::pin(legacy.get(request, accept)).await
             }
-            Method::DELETE => Box::pin(legacy::end(request)).await,
+            Method::DELETE => Box::pin(legacy.delete(request)).await,
             _ => return Err(MethodNotAllowed.into_response()),
         });
     }
@@ -207,14 +206,13 @@ async fn process(
     if let Some(legacy) = legacy
         .filter(|_| classify(&mirror.protocol_version, session.is_some(), &bytes) == Era::Legacy)
     {
-        let request = legacy::Request {
-            legacy,
+        let request = LegacyRequest {
             mirror,
             session,
             extensions,
             keep_alive: ep.keep_alive,
         };
-        return Ok(Box::pin(legacy::post(request, &bytes, accepts)).await);
+        return Ok(Box::pin(legacy.post(request, &bytes, accepts)).await);
     }
     let outcome = match ep.server.handle(&bytes, Some(mirror), extensions) {
         Outcome::Running(Running { reply, events }) if events.is_none() || !accepts.sse => {
