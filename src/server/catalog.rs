@@ -65,7 +65,7 @@ pub(crate) struct Serving {
     /// Held by a change from reading the current snapshot to swapping in the next.
     writer: Mutex<()>,
     settings: ListSettings,
-    pub(crate) advertised: Advertised,
+    advertised: Advertised,
     /// [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout): a tool a change
     /// adds gets the layers a tool given to the builder gets.
     tool_timeout: Option<Duration>,
@@ -89,6 +89,11 @@ impl Serving {
             tool_timeout,
             followers,
         }
+    }
+
+    /// What the server advertises (fixed at build: a change may not add a capability).
+    pub(crate) fn advertised(&self) -> Advertised {
+        self.advertised
     }
 
     /// The serving snapshot, for the length of a request's dispatch.

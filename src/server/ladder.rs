@@ -175,7 +175,7 @@ impl Server {
         if methods::REMOVED.contains(&method) {
             return Err(removed_method(method, &inner.supported_versions));
         }
-        if methods::TASKS.contains(&method) && !inner.catalog.advertised.tasks {
+        if methods::TASKS.contains(&method) && !inner.catalog.advertised().tasks {
             return Err(not_advertised(
                 method,
                 "io.modelcontextprotocol/tasks extension",
@@ -240,7 +240,7 @@ impl Server {
     ) -> Result<Outcome, ErrorObject> {
         let inner = &self.inner;
         let now = inner.catalog.load();
-        let (reg, lists, advertised) = (&now.registry, &now.lists, inner.catalog.advertised);
+        let (reg, lists, advertised) = (&now.registry, &now.lists, inner.catalog.advertised());
         let ready = |page: Page<'_>| Ok(Outcome::Ready(page.reply(id)));
         match method {
             DISCOVER => ready(Page::Encoded(&inner.discover)),

@@ -297,7 +297,7 @@ impl Server {
 
     /// What the server advertises (fixed at build).
     pub(crate) fn advertised(&self) -> advertised::Advertised {
-        self.inner.catalog.advertised
+        self.inner.catalog.advertised()
     }
 
     /// The replica's listen streams (slots, limits, drain).
