@@ -344,7 +344,7 @@ pub struct Config {
 
     /// Where each setting came from (filled by [`Config::load_from`]).
     #[arg(skip)]
-    pub(crate) sources: super::load::Sources,
+    pub(crate) sources: super::effective::Sources,
 }
 
 fn parse_capacity(s: &str) -> Result<usize, String> {

@@ -10,51 +10,7 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Command, CommandFactory as _, FromArgMatches as _};
 
 use super::Config;
-
-/// Where a setting's value came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Source {
-    /// A command-line flag.
-    Flag,
-    /// An environment variable.
-    Env,
-    /// The `--config` file.
-    File,
-    /// The built-in default.
-    Default,
-}
-
-impl Source {
-    fn as_str(self) -> &'static str {
-        match self {
-            Source::Flag => "flag",
-            Source::Env => "env",
-            Source::File => "file",
-            Source::Default => "default",
-        }
-    }
-}
-
-/// One setting of the effective configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Setting {
-    /// The setting's name: its flag without dashes, underscored (`body_limit`), which is
-    /// also its key in the config file.
-    pub name: String,
-    /// Its value as given (comma-joined for lists), or `<redacted>` for a secret.
-    pub value: String,
-    /// Where the value came from.
-    pub source: Source,
-}
-
-/// The effective settings of a loaded [`Config`], in declaration order.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Sources(Vec<Setting>);
-
-/// Shown instead of a secret's value.
-pub const REDACTED: &str = "<redacted>";
+use super::effective::{REDACTED, Setting, Source, Sources};
 
 /// The shortest `--admin-token` accepted.
 const MIN_ADMIN_TOKEN: usize = 16;

@@ -13,8 +13,10 @@
 //! advisory condition (`readiness.advisory("bus")`): reported, never failing readiness.
 
 mod auth;
+mod builder;
 mod bus;
 mod config;
+mod effective;
 mod load;
 mod logging;
 #[cfg(feature = "redis")]
@@ -26,81 +28,15 @@ use std::time::Duration;
 use axum::Router;
 use http::{HeaderName, HeaderValue};
 
+pub use builder::{build_server, server_builder};
 pub use config::{BusReadiness, Config, Fixtures, LogFormat, Transport};
-pub use load::{REDACTED, Setting, Source};
+pub use effective::{REDACTED, Setting, Source};
 pub use logging::init_logging;
 
 #[cfg(feature = "prometheus")]
 use crate::observability::PrometheusMetrics;
 use crate::observability::{Readiness, health_router};
-use crate::protocol::{CachePolicy, CacheScope, Implementation};
-use crate::server::ListenLimits;
-use crate::{Error, Runner, Server, ServerBuilder, StreamableHttp, fixtures};
-
-/// Builds the server the configuration describes.
-pub fn build_server(config: &Config) -> Result<Server, Error> {
-    server_builder(config)?.build()
-}
-
-/// The builder [`build_server`] finishes: every setting of `config` applied and its
-/// fixtures registered, ready for more definitions.
-///
-/// With a broker-backed `--bus`, this starts its connection in the background (so it must be
-/// called within a Tokio runtime); its state is not reported to any readiness check (the
-/// reference server's [`serve`] reports it on `/readyz`).
-pub fn server_builder(config: &Config) -> Result<ServerBuilder, Error> {
-    server_builder_with(config, None)
-}
-
-fn server_builder_with(
-    config: &Config,
-    readiness: Option<&Readiness>,
-) -> Result<ServerBuilder, Error> {
-    let condition = readiness.map(|r| match config.bus_readiness {
-        BusReadiness::Required => r.condition("bus"),
-        BusReadiness::Report => r.advisory("bus"),
-    });
-    let notifier = bus::notifier(config, condition)?;
-    let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
-    let mut builder = Server::builder()
-        .server_info(Implementation::new(
-            "stateless-mcp",
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .page_size(usize::try_from(config.page_size).unwrap_or(usize::MAX))
-        .list_cache(policy)
-        .discover_cache(policy)
-        .state_ttl(Duration::from_secs(config.state_ttl_secs))
-        .notifier(notifier)
-        .replay_store(bus::replay_store(config)?)
-        .legacy(config.legacy)
-        .session_store(bus::session_store(config)?)
-        .session_ttl(Duration::from_secs(config.session_ttl_secs))
-        .legacy_input_timeout(Duration::from_secs(config.legacy_input_timeout_secs))
-        .task_store(bus::task_store(config)?)
-        .task_settings(
-            crate::tasks::TaskSettings::default()
-                .lease(Duration::from_secs(config.task_lease_secs))
-                .ttl(Duration::from_secs(config.task_ttl_secs))
-                .max_running(config.task_max_running)
-                .max_result_bytes(
-                    usize::try_from(config.task_max_result_bytes).unwrap_or(usize::MAX),
-                ),
-        )
-        .listen_limits(
-            ListenLimits::default()
-                .max_streams(config.max_listen_streams)
-                .max_lifetime(config.listen_max_lifetime_secs.map(Duration::from_secs)),
-        );
-    if let Some(keys) = config.state_key_ring()? {
-        builder = builder.state_keys(keys);
-    }
-    builder = fixtures::demo(builder);
-    if config.fixtures == Fixtures::Conformance {
-        builder = fixtures::conformance(builder);
-    }
-    Ok(builder)
-}
+use crate::{Error, Runner, Server, StreamableHttp};
 
 /// The MCP endpoint the configuration describes, with authorization when configured (no
 /// health or metrics routes).
@@ -209,7 +145,7 @@ async fn serve_with(
         return stdio::serve(config, signal).await;
     }
     let readiness = Readiness::new();
-    let server = server_builder_with(&config, Some(&readiness))?.build()?;
+    let server = builder::server_builder_with(&config, Some(&readiness))?.build()?;
     #[cfg(feature = "prometheus")]
     let metrics = match PrometheusMetrics::install() {
         Ok(m) => Some(m),

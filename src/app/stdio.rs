@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Config, server_builder_with};
+use super::builder::server_builder_with;
+use super::config::Config;
 use crate::Error;
 use crate::transport::stdio::Stdio;
 

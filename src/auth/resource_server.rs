@@ -17,7 +17,7 @@ use super::introspection::{self, Introspector};
 use super::jwks::{KeySource, KeyStore};
 use super::jwt::{self, JwtVerifier};
 use super::scopes::ScopeRules;
-use super::{Algorithm, AuthLayer, bearer, metadata, transport_policy};
+use super::{Algorithm, bearer, metadata, transport_policy};
 use crate::Error;
 use crate::handler::{ScopeHierarchy, ScopeRequirements};
 
@@ -65,13 +65,6 @@ impl ResourceServer {
         ResourceServerBuilder::new(resource.into())
     }
 
-    /// A tower layer that protects a service (see [`AuthLayer`]).
-    pub fn layer(&self) -> AuthLayer {
-        AuthLayer {
-            server: self.clone(),
-        }
-    }
-
     /// A router serving the RFC 9728 metadata, without authentication, at
     /// `/.well-known/oauth-protected-resource` and at the same path suffixed with the
     /// resource's path (e.g. `/.well-known/oauth-protected-resource/mcp`).
@@ -80,17 +73,6 @@ impl ResourceServer {
         S: Clone + Send + Sync + 'static,
     {
         metadata::router(&self.inner.metadata_paths, self.inner.metadata_body.clone())
-    }
-
-    /// Protects every route of `router` (on matched routes only, so unknown paths still get
-    /// `404`) and adds the metadata routes, which stay public.
-    pub fn protect<S>(&self, router: Router<S>) -> Router<S>
-    where
-        S: Clone + Send + Sync + 'static,
-    {
-        router
-            .route_layer(self.layer())
-            .merge(self.metadata_router())
     }
 
     /// The resource identifier.

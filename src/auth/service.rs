@@ -5,8 +5,8 @@ use std::task::{Context, Poll};
 use http::{Request, Response, header};
 use tower::Service;
 
-use super::ResourceServer;
 use super::future::ResponseFuture;
+use super::resource_server::ResourceServer;
 
 /// A service that admits only requests with a valid bearer token and the scopes their
 /// operation needs; others get a `401`/`403`/`400` challenge and never reach the inner

@@ -6,15 +6,45 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::TestClient;
-use super::answer::{Answer, Rounds};
+use super::answer::Answer;
+use super::client::TestClient;
 use super::error::{TestError, unexpected};
 use super::exchange::Response;
+use super::rounds::Rounds;
 use crate::protocol::methods::{COMPLETION_COMPLETE, PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
 use crate::protocol::{
     CallToolResult, CompleteResult, Completion, CompletionReference, GetPromptResult,
     ReadResourceResult,
 };
+
+impl TestClient {
+    /// `tools/call` of the tool `name`: set its arguments, then [`CallTool::send`] or
+    /// [`CallTool::result`].
+    pub fn call_tool(&self, name: &str) -> CallTool<'_> {
+        CallTool::new(self, name)
+    }
+
+    /// `resources/read` of `uri`: [`ReadResource::send`].
+    pub fn read_resource(&self, uri: &str) -> ReadResource<'_> {
+        ReadResource::new(self, uri)
+    }
+
+    /// `prompts/get` of the prompt `name`: set its arguments, then [`GetPrompt::send`].
+    pub fn get_prompt(&self, name: &str) -> GetPrompt<'_> {
+        GetPrompt::new(self, name)
+    }
+
+    /// `completion/complete` of `argument` (typed so far: `value`) of a prompt or a
+    /// template ([`CompletionReference`]): [`Complete::send`].
+    pub fn complete(
+        &self,
+        reference: CompletionReference,
+        argument: &str,
+        value: &str,
+    ) -> Complete<'_> {
+        Complete::new(self, reference, argument, value)
+    }
+}
 
 /// The setters every builder that may take `input_required` rounds shares.
 macro_rules! round_setters {

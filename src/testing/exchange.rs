@@ -8,8 +8,8 @@ use http::Extensions;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use super::client::{TestClient, with_meta};
 use super::error::{RpcError, TestError, unexpected};
-use super::{TestClient, with_meta};
 use crate::extend::{Mirrored, MirroredHeaders, Outcome, Reply, Running};
 use crate::handler::header_rules::{HeaderParam, ParamKind};
 use crate::protocol::methods::name_field;
@@ -72,6 +72,22 @@ impl Response {
 }
 
 impl TestClient {
+    /// Sends `method` with `params` (an object or `null`; the standard `_meta` is merged
+    /// in, keys already in `params._meta` win) and returns the raw response, error or not.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Response, TestError> {
+        self.finish(method, self.dispatch(method, params)).await
+    }
+
+    /// Sends `method` and decodes its result as `T` (a JSON-RPC error is
+    /// [`TestError::Rpc`]).
+    pub async fn request_as<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<T, TestError> {
+        self.request(method, params).await?.decode()
+    }
+
     /// Builds the request for `method` and hands it to the server.
     pub(super) fn dispatch(&self, method: &str, params: Value) -> (i64, Outcome) {
         let id = self.id();

@@ -8,11 +8,18 @@ use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use serde_json::{Map, Value, json};
 
-use super::TestClient;
+use super::client::TestClient;
 use super::error::{TestError, unexpected};
 use super::exchange::parse;
 use crate::extend::Outcome;
 use crate::protocol::methods::SUBSCRIPTIONS_LISTEN;
+
+impl TestClient {
+    /// `subscriptions/listen`: choose the notifications, then [`Listen::open`].
+    pub fn listen(&self) -> Listen<'_> {
+        Listen::new(self)
+    }
+}
 
 /// How long [`ListenStream`] waits for a message unless told otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
