@@ -23,9 +23,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::extend::{Mirrored, MirroredHeaders, Outcome};
-use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, ToolDef};
-
 use stateless_mcp::settings::StateKeys;
+use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, ToolDef};
 use tokio::runtime::Runtime;
 
 const VERSION: &str = "2026-07-28";

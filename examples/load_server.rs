@@ -18,10 +18,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use stateless_mcp::app::{self, Config};
+use stateless_mcp::handler::Principal;
 use stateless_mcp::observability::{PrometheusMetrics, Readiness};
 use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
-
-use stateless_mcp::handler::Principal;
 
 /// Tools added to the demo's four.
 const GENERATED_TOOLS: usize = 96;

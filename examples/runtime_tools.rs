@@ -31,10 +31,9 @@ use redis::AsyncCommands as _;
 use redis::aio::ConnectionManager;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use stateless_mcp::catalog::Catalog;
 use stateless_mcp::notify::{BusOptions, Notifier, RedisBus};
 use stateless_mcp::{HandlerError, RequestContext, Runner, Server, ToolDef};
-
-use stateless_mcp::catalog::Catalog;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -35,7 +35,6 @@ use crate::server::{Inner, Server, Wings, mrtr, reply};
 /// use std::time::Duration;
 /// use stateless_mcp::protocol::{CachePolicy, CacheScope, Implementation};
 /// use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
-
 /// use stateless_mcp::settings::ListenLimits;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -28,9 +28,8 @@ use subtle::ConstantTimeEq;
 
 use super::config::Config;
 use crate::backends::redis_conn::{connect_lazy, query_reconnecting};
-use crate::{Error, HandlerError, RequestContext, Server, ToolDef};
-
 use crate::catalog::Catalog;
+use crate::{Error, HandlerError, RequestContext, Server, ToolDef};
 
 /// The tools `--runtime-tools` may enable.
 pub(crate) const MANAGED: [&str; 2] = ["runtime_upper", "runtime_reverse"];

@@ -19,9 +19,8 @@ use super::jwt::{self, JwtVerifier};
 use super::scopes::ScopeRules;
 use super::{Algorithm, bearer, metadata, transport_policy};
 use crate::Error;
-use crate::handler::{ScopeHierarchy, ScopeRequirements};
-
 use crate::handler::Principal;
+use crate::handler::{ScopeHierarchy, ScopeRequirements};
 
 /// An OAuth 2.1 resource server: validates bearer tokens (JWTs against the issuer's keys,
 /// opaque tokens by introspection), checks scopes, and serves RFC 9728 metadata.

@@ -25,19 +25,15 @@ use crate::transport::http::reply;
 
 const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(SESSION_ID);
 
-/// The request's `Mcp-Session-Id` (`found` by the endpoint's pass over its headers):
-/// `Ok(None)` when absent, `Err` (why it is unusable, for [`bad_session`]) when empty,
-/// repeated or not visible ASCII.
-fn session_id(found: Found<'_>) -> Result<Option<&str>, &'static str> {
-    match found.text() {
-        Ok(Some("")) => Err("it is empty"),
-        read => read,
-    }
-}
+/// An unusable `Mcp-Session-Id` (empty, repeated or not visible ASCII), answered 400.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BadSession(&'static str);
 
-/// 400 for an unusable `Mcp-Session-Id`.
-fn bad_session(why: &str) -> Response {
-    BodyUnreadable(format!("Bad Request: invalid Mcp-Session-Id header: {why}")).into_response()
+impl IntoResponse for BadSession {
+    fn into_response(self) -> Response {
+        let why = self.0;
+        BodyUnreadable(format!("Bad Request: invalid Mcp-Session-Id header: {why}")).into_response()
+    }
 }
 
 /// The HTTP status of a refusal.
@@ -150,10 +146,16 @@ impl Exchange {
 
 impl Legacy {
     /// The request's `Mcp-Session-Id` (`found` by the endpoint's pass over its headers):
-    /// `Ok(None)` when absent, `Err` with the 400 to send when it is empty, repeated or not
-    /// visible ASCII.
-    pub(crate) fn session_header<'a>(&self, found: Found<'a>) -> Result<Option<&'a str>, Response> {
-        session_id(found).map_err(bad_session)
+    /// `Ok(None)` when absent, `Err` when it is empty, repeated or not visible ASCII.
+    pub(crate) fn session_header<'a>(
+        &self,
+        found: Found<'a>,
+    ) -> Result<Option<&'a str>, BadSession> {
+        match found.text() {
+            Ok(Some("")) => Err(BadSession("it is empty")),
+            Ok(read) => Ok(read),
+            Err(why) => Err(BadSession(why)),
+        }
     }
 
     /// The response to a legacy POST.

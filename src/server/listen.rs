@@ -40,7 +40,6 @@ pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 /// ```
 /// use std::time::Duration;
 /// use stateless_mcp::Server;
-
 /// use stateless_mcp::settings::ListenLimits;
 ///
 /// let limits = ListenLimits::default()

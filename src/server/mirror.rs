@@ -8,9 +8,8 @@
 
 use serde_json::Value;
 
-pub use crate::mirrored::{Mirrored, MirroredHeaders};
-
 use crate::handler::header_rules::{HeaderParam, ParamKind};
+pub use crate::mirrored::{Mirrored, MirroredHeaders};
 use crate::protocol::ErrorObject;
 
 fn get<'a>(m: &'a Mirrored, header: &str) -> Result<Option<&'a str>, ErrorObject> {

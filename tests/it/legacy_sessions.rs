@@ -10,9 +10,8 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use serde_json::{Value, json};
-use stateless_mcp::{Server, StreamableHttp};
-
 use stateless_mcp::handler::Principal;
+use stateless_mcp::{Server, StreamableHttp};
 
 use crate::support::legacy::{Deployment, LegacyClient, fixtures};
 use crate::support::{Client, start, start_router};

@@ -8,11 +8,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use stateless_mcp::handler::Principal;
 use stateless_mcp::protocol::ResourceContents;
 use stateless_mcp::testing::{Response, TestClient};
 use stateless_mcp::{HandlerError, InputRequired, RequestContext, ResourceDef, Server, ToolDef};
-
-use stateless_mcp::handler::Principal;
 
 use stateless_mcp::settings::StateKeys;
 

@@ -8,9 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stateless_mcp::replay::{MemoryReplayStore, ReplayStore};
-use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, ToolDef};
-
 use stateless_mcp::settings::StateKeys;
+use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, ToolDef};
 
 use crate::support::{Client, Exchange, TestServer, start};
 

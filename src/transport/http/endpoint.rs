@@ -171,7 +171,9 @@ async fn process(
     }
     let legacy = ep.legacy.as_ref();
     let session = match legacy {
-        Some(wing) => wing.session_header(headers.session_id)?,
+        Some(wing) => wing
+            .session_header(headers.session_id)
+            .map_err(IntoResponse::into_response)?,
         None => None,
     };
     if parts.method != Method::POST {

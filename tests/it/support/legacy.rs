@@ -13,9 +13,8 @@ use std::sync::Arc;
 use stateless_mcp::backends::MemorySessionStore;
 use stateless_mcp::extend::SessionStore;
 use stateless_mcp::notify::Notifier;
-use stateless_mcp::{Server, ServerBuilder};
-
 use stateless_mcp::settings::StateKeys;
+use stateless_mcp::{Server, ServerBuilder};
 
 use super::{Exchange, TestServer, exchange, http_request, schema, sse_payloads, start};
 
