@@ -36,4 +36,5 @@ pub use state::{State, StateType};
 pub use tool::{IntoCallToolResult, TaskSupport, ToolDef};
 pub use tool_layer::{ToolHandler, ToolRequest, ToolService};
 pub use uri_template::TemplateVars;
+#[cfg(feature = "fuzzing")]
 pub(crate) use uri_template::UriTemplate;
