@@ -43,10 +43,9 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use metrics::{
-    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge, describe_histogram,
-    gauge, histogram,
-};
+use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
+#[cfg(feature = "prometheus")]
+use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 
 use crate::protocol::ErrorCode;
 
@@ -286,6 +285,7 @@ impl RequestSeries {
 
 /// Registers the description and unit of every metric with the installed recorder (call
 /// once, after installing it).
+#[cfg(feature = "prometheus")]
 pub(crate) fn describe() {
     describe_counter!(
         REQUESTS_TOTAL,
