@@ -1,5 +1,5 @@
 //! For those who extend the framework rather than use it: writing a transport, a
-//! notification bus or a replay store, or a handler that implements its trait by hand.
+//! notification bus or a store, or a handler that implements its trait by hand.
 //!
 //! - **A transport** hands each incoming message to [`Server::handle`](crate::Server::handle)
 //!   (or calls the [`Server`](crate::Server) as a `tower::Service` of [`Incoming`]) with the
@@ -20,11 +20,11 @@
 //! - **A task store** implements [`TaskStore`](crate::tasks::TaskStore) (see
 //!   [`crate::tasks`] for its contract); [`fail_lapsed`] is the sweep every replica runs
 //!   over it, which its contract tests can run too.
-//!
-//! The backends that ship are in [`crate::backends`].
 //! - **A handler by hand** implements [`ToolHandler`], [`ResourceHandler`],
 //!   [`PromptHandler`] or [`CompletionHandler`] and is registered with the definitions'
 //!   `with_handler` (or `ServerBuilder::completion_handler`).
+//!
+//! The backends that ship (every bus and store) are in [`crate::backends`].
 
 pub use crate::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 pub use crate::legacy::store::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings, SessionStore};
