@@ -31,8 +31,9 @@ use redis::AsyncCommands as _;
 use redis::aio::ConnectionManager;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use stateless_mcp::backends::{BusOptions, RedisBus};
 use stateless_mcp::catalog::Catalog;
-use stateless_mcp::notify::{BusOptions, Notifier, RedisBus};
+use stateless_mcp::notify::Notifier;
 use stateless_mcp::{HandlerError, RequestContext, Runner, Server, ToolDef};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -71,7 +71,7 @@ pub struct ServerBuilder {
     state_keys: Option<StateKeys>,
     state_ttl: Duration,
     notifier: Option<Notifier>,
-    replay: Option<Arc<dyn crate::replay::ReplayStore>>,
+    replay: Option<Arc<dyn crate::backends::replay::ReplayStore>>,
     listen_limits: ListenLimits,
     states: States,
     legacy: bool,
@@ -313,11 +313,11 @@ impl ServerBuilder {
         self
     }
 
-    /// Where single-use `requestState` ids are claimed (see [`crate::replay`]). Default: a
-    /// [`MemoryReplayStore`](crate::replay::MemoryReplayStore), which protects one replica
+    /// Where single-use `requestState` ids are claimed (see [`ReplayStore`](crate::extend::ReplayStore)). Default: a
+    /// [`MemoryReplayStore`](crate::backends::replay::MemoryReplayStore), which protects one replica
     /// only; several replicas need a shared store such as
-    /// [`RedisReplayStore`](crate::replay::RedisReplayStore).
-    pub fn replay_store(mut self, store: Arc<dyn crate::replay::ReplayStore>) -> Self {
+    /// [`RedisReplayStore`](crate::backends::replay::RedisReplayStore).
+    pub fn replay_store(mut self, store: Arc<dyn crate::backends::replay::ReplayStore>) -> Self {
         self.replay = Some(store);
         self
     }
@@ -484,8 +484,9 @@ impl ServerBuilder {
                     StateKeys::generate()
                 }),
                 self.state_ttl,
-                self.replay
-                    .unwrap_or_else(|| Arc::new(crate::replay::MemoryReplayStore::default())),
+                self.replay.unwrap_or_else(|| {
+                    Arc::new(crate::backends::replay::MemoryReplayStore::default())
+                }),
             ),
             notifier,
             listeners,

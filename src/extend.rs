@@ -26,9 +26,9 @@
 //!
 //! The backends that ship (every bus and store) are in [`crate::backends`].
 
+pub use crate::backends::bus::{BusReceiver, Delivery, Fanout, MAX_EVENT_BYTES, NotifyBus};
+pub use crate::backends::replay::ReplayStore;
 pub use crate::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 pub use crate::legacy::store::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings, SessionStore};
-pub use crate::notify::{BusReceiver, Delivery, Fanout, MAX_EVENT_BYTES, NotifyBus};
-pub use crate::replay::ReplayStore;
 pub use crate::server::{Incoming, Listen, Mirrored, MirroredHeaders, Outcome, Reply, Running};
 pub use crate::tasks::fail_lapsed;

@@ -58,14 +58,13 @@
 //! | `legacy` (private wing) | 2025-11-25 clients on the same endpoint: sealed session ids and their shared store, `initialize`, GET/DELETE streams, server-to-client requests whose answers reach the replica holding the stream over the bus, the stdio session. |
 //! | [`tasks`] | the Tasks extension (a wing): tasks run under leases on any replica, the [`tasks::TaskStore`] contract and its settings. |
 //! | [`backends`] | every bus and store in one place: in memory, and (features `redis`, `nats`) Redis and NATS. |
-//! | [`notify`] | the [`notify::Notifier`] handle that announces changes, and the events it carries. |
+//! | [`notify`] | the [`notify::Notifier`] handle that announces changes, and the events it carries over a bus. |
 //! | [`catalog`] | changing what a server serves at runtime ([`Server::catalog`]). |
 //! | [`settings`] | the key ring ([`settings::StateKeys`]) and the limits deployments tune. |
 //! | [`transport::http`] | the axum side: one POST route, `Host`/`Origin` allowlists, `Accept`/`Content-Type` negotiation, body limit, mirrored-header extraction, JSON or SSE replies. [`transport::stdio`]: newline-delimited JSON-RPC over pipes. |
 //! | [`Runner`] | serving in production: TCP_NODELAY, HTTP/1.1 and h2c, your own routes, `/healthz` `/readyz` `/metrics`, list announcement, graceful drain. |
 //! | [`observability`] | request spans named after the OpenTelemetry MCP conventions, the list of metric names, the Prometheus exporter, `/healthz` and `/readyz` with a [`observability::Readiness`] handle. |
 //! | [`extend`] | for those who write a transport, a bus or a store: what [`Server::handle`] returns, the bus and store traits, the handler traits. |
-//! | [`replay`] | the replay store trait's module (single-use `requestState` claimed once across replicas). |
 //! | `app` (feature `reference-server`, not library API) | the reference server's composition root: configuration (flags, env, TOML file) → server builder → [`Runner`]. |
 //! | `auth` | (feature `auth`) an OAuth 2.1 resource server as tower layers: bearer JWTs via JWKS, introspection, RFC 9728 metadata, `WWW-Authenticate` challenges, scopes. |
 //! | `testing` | (feature `testing`) an in-process client over [`Server::handle`] for your own tests: discover, lists, typed tool calls, reads, prompts, completion, `input_required` rounds, listen streams. |
@@ -88,7 +87,7 @@
 //! [`settings::StateKeys`]) and bound to the caller, method, params and an expiry. Changes announced
 //! through the [`notify::Notifier`] reach every open `subscriptions/listen` stream, on every
 //! replica sharing the bus; a state marked single-use
-//! ([`InputRequired::single_use`]) is claimed in a [`replay::ReplayStore`] so it runs once.
+//! ([`InputRequired::single_use`]) is claimed in a [`extend::ReplayStore`] so it runs once.
 //!
 //! ## Legacy clients
 //!
@@ -156,7 +155,6 @@ mod legacy;
 pub mod notify;
 pub mod observability;
 pub mod protocol;
-pub mod replay;
 mod runner;
 
 #[cfg(feature = "fuzzing")]

@@ -7,10 +7,11 @@ use super::Config;
 use super::config::backend;
 use crate::Error;
 use crate::backends::MemorySessionStore;
+use crate::backends::bus::{MemoryBus, NotifyBus};
+use crate::backends::replay::{MemoryReplayStore, ReplayStore};
 use crate::extend::SessionStore;
-use crate::notify::{MemoryBus, Notifier, NotifyBus};
+use crate::notify::Notifier;
 use crate::observability::Condition;
-use crate::replay::{MemoryReplayStore, ReplayStore};
 use crate::tasks::{MemoryTaskStore, TaskStore};
 
 /// The bus `config.bus` names: `memory`, `redis://…` or `nats://…`. A broker-backed bus
@@ -20,7 +21,7 @@ pub(super) fn notifier(config: &Config, readiness: Option<Condition>) -> Result<
     let scheme = backend(url).unwrap_or(url);
     #[cfg(any(feature = "redis", feature = "nats"))]
     let options = {
-        let options = crate::notify::BusOptions::default()
+        let options = crate::backends::bus::BusOptions::default()
             .prefix(config.bus_prefix.clone())
             .capacity(config.bus_capacity);
         match readiness {
@@ -33,9 +34,9 @@ pub(super) fn notifier(config: &Config, readiness: Option<Condition>) -> Result<
     let bus: Arc<dyn NotifyBus> = match scheme {
         "memory" => Arc::new(MemoryBus::new(config.bus_capacity)),
         #[cfg(feature = "redis")]
-        "redis" | "rediss" => Arc::new(crate::notify::RedisBus::connect(url, options)?),
+        "redis" | "rediss" => Arc::new(crate::backends::bus::RedisBus::connect(url, options)?),
         #[cfg(feature = "nats")]
-        "nats" | "tls" => Arc::new(crate::notify::NatsBus::connect(url, options)?),
+        "nats" | "tls" => Arc::new(crate::backends::bus::NatsBus::connect(url, options)?),
         other => {
             let feature = if other.starts_with("redis") {
                 "redis"
@@ -90,10 +91,9 @@ pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Erro
     }
     #[cfg(feature = "redis")]
     {
-        Ok(Arc::new(crate::replay::RedisReplayStore::connect(
-            url,
-            config.bus_prefix.clone(),
-        )?))
+        Ok(Arc::new(
+            crate::backends::replay::RedisReplayStore::connect(url, config.bus_prefix.clone())?,
+        ))
     }
     #[cfg(not(feature = "redis"))]
     Err(Error::invalid_definition(

@@ -162,7 +162,7 @@ pub struct Config {
     pub listen_max_lifetime_secs: Option<u64>,
 
     /// Events a listen stream may fall behind before it is resynced (the bus ring size).
-    #[arg(long, env = "MCP_BUS_CAPACITY", default_value_t = crate::notify::DEFAULT_CAPACITY, value_parser = parse_capacity)]
+    #[arg(long, env = "MCP_BUS_CAPACITY", default_value_t = crate::backends::bus::DEFAULT_CAPACITY, value_parser = parse_capacity)]
     pub bus_capacity: usize,
 
     /// The notification bus that carries change events between replicas: `memory` (this

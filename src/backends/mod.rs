@@ -12,26 +12,30 @@
 //! | legacy (2025-11-25) session settings and revocations | [`SessionStore`](crate::extend::SessionStore) | [`MemorySessionStore`] | [`RedisSessionStore`] (`redis`) |
 //! | tasks of the Tasks extension | [`TaskStore`](crate::tasks::TaskStore) | [`MemoryTaskStore`] | [`RedisTaskStore`] (`redis`) |
 //!
-//! The broker-backed ones connect lazily and reconnect on their own ([`BusOptions`] for the
+//! Each trait's documentation states its contract (what listen streams, sessions and tasks
+//! rely on); one contract test suite per trait runs against every backend. The broker-backed
+//! ones connect lazily and reconnect on their own ([`BusOptions`] for the
 //! buses); their URLs never reach a log with a password in them. The plumbing they share
 //! (lazy connections, reconnecting queries, URL redaction) is here too, crate-private.
 
+pub(crate) mod bus;
 #[cfg(any(feature = "redis", feature = "nats"))]
 pub(crate) mod redact;
 #[cfg(feature = "redis")]
 pub(crate) mod redis_conn;
+pub(crate) mod replay;
 
 pub use crate::legacy::store::MemorySessionStore;
 #[cfg(feature = "redis")]
 pub use crate::legacy::store::RedisSessionStore;
-#[cfg(feature = "nats")]
-pub use crate::notify::NatsBus;
-#[cfg(feature = "redis")]
-pub use crate::notify::RedisBus;
-pub use crate::notify::{BusOptions, MemoryBus};
-pub use crate::replay::MemoryReplayStore;
-#[cfg(feature = "redis")]
-pub use crate::replay::RedisReplayStore;
 pub use crate::tasks::MemoryTaskStore;
 #[cfg(feature = "redis")]
 pub use crate::tasks::RedisTaskStore;
+#[cfg(feature = "nats")]
+pub use bus::NatsBus;
+#[cfg(feature = "redis")]
+pub use bus::RedisBus;
+pub use bus::{BusOptions, MemoryBus};
+pub use replay::MemoryReplayStore;
+#[cfg(feature = "redis")]
+pub use replay::RedisReplayStore;

@@ -1,5 +1,5 @@
 //! Neutral Redis plumbing (feature `redis`) for every Redis backend: the notification bus
-//! (`notify::RedisBus`), the replay store (`replay::RedisReplayStore`), the task store
+//! (`RedisBus`), the replay store (`RedisReplayStore`), the task store
 //! (`tasks::RedisTaskStore`) and the shared stores to come. One lazily connected
 //! [`ConnectionManager`] per backend, configured to fail fast rather than queue, and
 //! [`query_reconnecting`], which survives one dropped connection.

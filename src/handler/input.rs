@@ -179,7 +179,7 @@ impl InputRequired {
 
     /// Makes the state single-use: the retry that brings it back runs once; any later use
     /// of the same state (a replay, on any replica sharing the server's
-    /// [replay store](crate::replay)) is refused with `-32602` and `data.reason =
+    /// [replay store](crate::extend::ReplayStore)) is refused with `-32602` and `data.reason =
     /// "replayed"`. For steps that must not happen twice (a payment, a deletion). Only
     /// meaningful with [`state`](Self::state).
     pub fn single_use(mut self) -> Self {

@@ -20,8 +20,9 @@ use super::pending::Delivered;
 use super::session::{self, Refused, Session};
 use super::store::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings};
 use super::{Legacy, Refusal};
+use crate::backends::bus::MAX_EVENT_BYTES;
 use crate::handler::Principal;
-use crate::notify::{ChangeEvent, MAX_EVENT_BYTES};
+use crate::notify::ChangeEvent;
 use crate::observability::RequestProbe;
 use crate::protocol::legacy::{
     INITIALIZE, InitializeParams, InitializeResult, LOGGING_SET_LEVEL, PING, RESOURCES_SUBSCRIBE,

@@ -21,7 +21,8 @@ use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore as _;
 use tokio::sync::oneshot;
 
-use crate::notify::{ChangeEvent, Delivery, MAX_EVENT_BYTES, Notifier};
+use crate::backends::bus::{Delivery, MAX_EVENT_BYTES};
+use crate::notify::{ChangeEvent, Notifier};
 use crate::protocol::RequestId;
 
 /// What became of an answer.

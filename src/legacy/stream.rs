@@ -22,7 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
 use super::store::{SessionSettings, SessionStore};
-use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints};
+use crate::backends::bus::{BusReceiver, Delivery};
+use crate::notify::{ChangeEvent, ListFingerprints};
 use crate::observability::metrics;
 use crate::protocol::legacy::LegacyNotification;
 use crate::protocol::{

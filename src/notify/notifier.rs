@@ -3,10 +3,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::bus::{BusReceiver, NotifyBus};
 use super::event::ChangeEvent;
-use super::memory::MemoryBus;
 use crate::Error;
+use crate::backends::bus::{BusReceiver, MemoryBus, NotifyBus};
 
 /// Announces changes to every listening client, on every replica. Cheap to clone; use it
 /// from a handler ([`RequestContext::notifier`](crate::RequestContext::notifier)), a

@@ -283,7 +283,7 @@ impl Runner {
 
     /// The readiness `/readyz` reports (default: a new one). Pass the one whose conditions
     /// your components flip, such as the bus's
-    /// ([`BusOptions::readiness`](crate::notify::BusOptions::readiness)); the runner marks it
+    /// ([`BusOptions::readiness`](crate::backends::bus::BusOptions::readiness)); the runner marks it
     /// draining at the shutdown signal.
     pub fn readiness(mut self, readiness: Readiness) -> Self {
         self.readiness = readiness;

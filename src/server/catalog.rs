@@ -17,11 +17,12 @@ use tokio::sync::watch;
 use super::advertised::Advertised;
 use super::lists::{ListSettings, Lists};
 use crate::Error;
+use crate::backends::bus::Delivery;
 use crate::handler::change::{Edit, Touched};
 use crate::handler::registry::Registry;
 use crate::handler::state::States;
 use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
-use crate::notify::{ChangeEvent, Delivery, ListFingerprints, Notifier};
+use crate::notify::{ChangeEvent, ListFingerprints, Notifier};
 use crate::observability::RequestObserver;
 
 /// One version of everything the server serves.

@@ -24,7 +24,8 @@ mod keys;
 use self::keys::StreamKeys;
 use super::spliced::{EncodedId, Spliced};
 use super::versions::{Versions, changed_lists};
-use crate::notify::{BusReceiver, ChangeEvent, Delivery, ListFingerprints, Notifier};
+use crate::backends::bus::{BusReceiver, Delivery};
+use crate::notify::{ChangeEvent, ListFingerprints, Notifier};
 use crate::observability::metrics;
 use crate::protocol::{
     ListChangedParams, PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED,
@@ -33,7 +34,7 @@ use crate::protocol::{
 
 /// Messages a stream may have waiting before it skips them and resyncs (the in-process bus's
 /// default ring size).
-pub(crate) const INBOX_CAPACITY: usize = crate::notify::DEFAULT_CAPACITY;
+pub(crate) const INBOX_CAPACITY: usize = crate::backends::bus::DEFAULT_CAPACITY;
 
 /// The inbox capacity a drained stream keeps: a burst grows it (up to [`INBOX_CAPACITY`]),
 /// and it shrinks back once emptied.

@@ -32,7 +32,7 @@ pub(crate) struct Retry {
 pub(crate) struct Sealer {
     keys: super::StateKeys,
     ttl: std::time::Duration,
-    replay: std::sync::Arc<dyn crate::replay::ReplayStore>,
+    replay: std::sync::Arc<dyn crate::backends::replay::ReplayStore>,
 }
 
 impl Sealer {
@@ -40,7 +40,7 @@ impl Sealer {
     pub(crate) fn new(
         keys: super::StateKeys,
         ttl: std::time::Duration,
-        replay: std::sync::Arc<dyn crate::replay::ReplayStore>,
+        replay: std::sync::Arc<dyn crate::backends::replay::ReplayStore>,
     ) -> Self {
         Sealer { keys, ttl, replay }
     }

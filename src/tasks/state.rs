@@ -18,7 +18,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{Lease, TaskRecord, TaskSettings, TaskStatus, TaskStore, Updated, fail_lapsed, now_ms};
-use crate::notify::{ChangeEvent, Delivery, TaskChange};
+use crate::backends::bus::Delivery;
+use crate::notify::{ChangeEvent, TaskChange};
 use crate::observability::metrics;
 use crate::server::Outcome;
 use crate::server::Server;
@@ -230,7 +231,11 @@ impl Tasks {
 /// Stops the handlers of tasks that other replicas ended (cancelled, failed a lapsed lease),
 /// as their status changes arrive on the bus. After missed events, re-reads every task
 /// running here.
-async fn watch(weak: Weak<Inner>, mut rx: crate::notify::BusReceiver, stop: CancellationToken) {
+async fn watch(
+    weak: Weak<Inner>,
+    mut rx: crate::backends::bus::BusReceiver,
+    stop: CancellationToken,
+) {
     loop {
         let delivery = tokio::select! {
             () = stop.cancelled() => return,

@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use serde_json::json;
 use stateless_mcp::Server;
+use stateless_mcp::backends::{BusOptions, MemoryBus};
+use stateless_mcp::extend::{BusReceiver, Delivery, NotifyBus};
+use stateless_mcp::notify::ChangeEvent;
 use stateless_mcp::notify::Notifier;
-use stateless_mcp::notify::{BusOptions, BusReceiver, ChangeEvent, Delivery, MemoryBus, NotifyBus};
 use stateless_mcp::observability::Readiness;
 
 use crate::support::listen::Listener;

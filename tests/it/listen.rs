@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
-use stateless_mcp::notify::{MemoryBus, Notifier};
+use stateless_mcp::backends::MemoryBus;
+use stateless_mcp::notify::Notifier;
 use stateless_mcp::settings::ListenLimits;
 use stateless_mcp::{HandlerError, Server, StreamableHttp, ToolDef};
 use std::sync::Arc;

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use stateless_mcp::notify::{MemoryBus, Notifier};
+use stateless_mcp::backends::MemoryBus;
+use stateless_mcp::notify::Notifier;
 use stateless_mcp::{HandlerError, Server, ToolDef};
 
 use crate::support::listen::Listener;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use stateless_mcp::replay::{MemoryReplayStore, ReplayStore};
+use stateless_mcp::backends::MemoryReplayStore;
+use stateless_mcp::extend::ReplayStore;
 use stateless_mcp::settings::StateKeys;
 use stateless_mcp::{HandlerError, InputRequired, RequestContext, Server, ToolDef};
 
@@ -116,7 +117,7 @@ async fn a_single_use_state_runs_once_per_replica_with_the_memory_store() {
 #[tokio::test]
 async fn a_replay_on_another_replica_is_refused_through_redis_and_an_unreachable_store_fails_closed()
  {
-    use stateless_mcp::replay::RedisReplayStore;
+    use stateless_mcp::backends::RedisReplayStore;
 
     use crate::support::brokers::RedisServer;
 

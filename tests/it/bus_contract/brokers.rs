@@ -116,7 +116,7 @@ async fn broker_contract<B: Broker>(broker: &mut B) {
 mod redis {
     use super::*;
     use crate::support::brokers::RedisServer;
-    use stateless_mcp::notify::RedisBus;
+    use stateless_mcp::backends::RedisBus;
 
     impl Cluster for RedisServer {
         fn replica(&self, options: BusOptions) -> Arc<dyn NotifyBus> {
@@ -184,7 +184,7 @@ mod redis {
 mod nats {
     use super::*;
     use crate::support::brokers::NatsServer;
-    use stateless_mcp::notify::NatsBus;
+    use stateless_mcp::backends::NatsBus;
 
     impl Cluster for NatsServer {
         fn replica(&self, options: BusOptions) -> Arc<dyn NotifyBus> {

@@ -9,11 +9,11 @@ use futures_util::future::BoxFuture;
 use tokio::sync::OnceCell;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::bus::{BusReceiver, Fanout, NotifyBus};
-use super::event::ChangeEvent;
+use super::contract::{BusReceiver, Fanout, NotifyBus};
 use super::link::{BusOptions, Link, decode};
 use crate::Error;
 use crate::backends::redact::redacted_url;
+use crate::notify::ChangeEvent;
 
 const BACKEND: &str = "nats";
 const PING_EVERY: Duration = Duration::from_secs(5);
@@ -41,7 +41,8 @@ const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// ```no_run
 /// use std::sync::Arc;
 /// use stateless_mcp::Server;
-/// use stateless_mcp::notify::{BusOptions, NatsBus, Notifier};
+/// use stateless_mcp::notify::Notifier;
+/// use stateless_mcp::backends::{BusOptions, NatsBus};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// // Inside a Tokio runtime; every replica uses the same NATS server and prefix.

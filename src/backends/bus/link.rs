@@ -4,9 +4,10 @@
 #[cfg(any(feature = "redis", feature = "nats"))]
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::memory::DEFAULT_CAPACITY;
 #[cfg(any(feature = "redis", feature = "nats"))]
-use super::{bus::Fanout, event::ChangeEvent};
+use super::contract::Fanout;
+use super::memory::DEFAULT_CAPACITY;
+use crate::notify::ChangeEvent;
 use crate::observability::Condition;
 #[cfg(any(feature = "redis", feature = "nats"))]
 use crate::observability::metrics;
@@ -19,7 +20,7 @@ pub const MAX_EVENT_BYTES: usize = 64 * 1024;
 /// [`NatsBus`](super::NatsBus)).
 ///
 /// ```
-/// use stateless_mcp::notify::BusOptions;
+/// use stateless_mcp::backends::BusOptions;
 /// use stateless_mcp::observability::Readiness;
 ///
 /// let readiness = Readiness::new();

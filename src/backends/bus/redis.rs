@@ -9,11 +9,11 @@ use futures_util::future::BoxFuture;
 use redis::aio::ConnectionManager;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::bus::{BusReceiver, Fanout, NotifyBus};
-use super::event::ChangeEvent;
+use super::contract::{BusReceiver, Fanout, NotifyBus};
 use super::link::{BusOptions, Link, decode};
 use crate::Error;
 use crate::backends::redis_conn::{self as redis_support, IO_TIMEOUT, query_reconnecting};
+use crate::notify::ChangeEvent;
 
 const BACKEND: &str = "redis";
 const MIN_BACKOFF: Duration = Duration::from_millis(100);

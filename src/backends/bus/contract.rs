@@ -6,8 +6,8 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use tokio::sync::broadcast;
 
-use super::event::ChangeEvent;
 use crate::Error;
+use crate::notify::ChangeEvent;
 
 /// What a subscriber receives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,8 +19,37 @@ pub enum Delivery {
     Resync,
 }
 
-/// Carries [`ChangeEvent`]s from publishers to the listen streams of every replica. See the
-/// [module docs](super) for the contract every implementation keeps.
+/// Carries [`ChangeEvent`]s from publishers to the listen streams of every replica.
+///
+/// # Contract
+///
+/// Every [`NotifyBus`] implementation keeps these promises, and listen streams rely on no
+/// more:
+///
+/// - **Best effort.** An event published while a subscriber exists reaches it unless the
+///   subscriber lags or the bus loses its connection; in both cases the subscriber is told
+///   ([`Delivery::Resync`]) instead of being left in silence.
+/// - **No ordering across publishers.** Events from one publisher on one replica arrive in
+///   order; events from different publishers or replicas may interleave in any order.
+/// - **Bounded memory.** Each replica keeps one ring of at most `capacity` events shared by
+///   all its subscribers. A subscriber that falls more than `capacity` events behind skips to
+///   the newest events and receives one [`Delivery::Resync`]; a listen stream answers it by
+///   sending every list-changed notification it subscribed to (and `resources/updated` for
+///   each subscribed URI), so the client re-reads what it cares about. A stalled subscriber
+///   therefore never grows memory.
+/// - **Events, not state.** Events are small, serializable ([`ChangeEvent`](crate::notify::ChangeEvent)), and carry
+///   nothing about any client.
+///
+/// - **Reconnects resync.** A broker-backed bus that loses its connection reports it (its
+///   readiness condition, `mcp_bus_connected`) and, once reconnected, sends every local
+///   subscriber one [`Delivery::Resync`], since events published meanwhile are lost.
+/// - **Clean shutdown.** Dropping the last handle of a bus stops its background work and
+///   closes its connections; its subscribers then receive `None`.
+///
+///
+/// A cross-replica bus publishes to a broker and feeds what it receives into a [`Fanout`],
+/// which gives every bus the same local semantics. Events travel as the JSON of
+/// [`ChangeEvent`], so programs other than the server can publish them too.
 pub trait NotifyBus: Send + Sync + 'static {
     /// Publishes `event` to every subscriber on every replica. Best effort: an error means
     /// the event was not handed to the transport (e.g. the broker is unreachable).

@@ -20,7 +20,7 @@ pub(crate) const DEFAULT_MAX_ENTRIES: usize = 1_000_000;
 /// ```
 /// use std::sync::Arc;
 /// use stateless_mcp::Server;
-/// use stateless_mcp::replay::MemoryReplayStore;
+/// use stateless_mcp::backends::MemoryReplayStore;
 ///
 /// let store = Arc::new(MemoryReplayStore::new(100_000));
 /// let server = Server::builder().replay_store(store.clone()).build().unwrap();

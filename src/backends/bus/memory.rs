@@ -2,9 +2,9 @@
 
 use futures_util::future::BoxFuture;
 
-use super::bus::{BusReceiver, Fanout, NotifyBus};
-use super::event::ChangeEvent;
+use super::contract::{BusReceiver, Fanout, NotifyBus};
 use crate::Error;
+use crate::notify::ChangeEvent;
 
 /// The default bus: events reach the listen streams of this process only. Enough for one
 /// replica; several replicas need a cross-replica bus.
@@ -12,7 +12,8 @@ use crate::Error;
 /// ```
 /// use std::sync::Arc;
 /// use stateless_mcp::Server;
-/// use stateless_mcp::notify::{MemoryBus, Notifier};
+/// use stateless_mcp::notify::Notifier;
+/// use stateless_mcp::backends::MemoryBus;
 ///
 /// // What `Notifier::memory()` does, with room for 4096 undelivered events per stream.
 /// let notifier = Notifier::new(Arc::new(MemoryBus::new(4096)));

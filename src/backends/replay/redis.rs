@@ -17,7 +17,7 @@ use crate::backends::redis_conn as redis_support;
 /// ```no_run
 /// use std::sync::Arc;
 /// use stateless_mcp::Server;
-/// use stateless_mcp::replay::RedisReplayStore;
+/// use stateless_mcp::backends::RedisReplayStore;
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// // Inside a Tokio runtime; every replica uses the same Redis and prefix.
