@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[cfg(any(feature = "redis", feature = "nats"))]
 use super::contract::Fanout;
 use super::memory::DEFAULT_CAPACITY;
+#[cfg(any(feature = "redis", feature = "nats"))]
 use crate::notify::ChangeEvent;
 use crate::observability::Condition;
 #[cfg(any(feature = "redis", feature = "nats"))]
