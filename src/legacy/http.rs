@@ -165,18 +165,10 @@ impl Legacy {
         body: &Bytes,
         accepts: Accepts,
     ) -> Response {
-        let HttpRequest {
-            mirror,
-            session,
-            extensions,
-            keep_alive,
-        } = request;
-        let exchange = async { Exchange::Post(self.handle(body, session, extensions).await) };
-        self.server()
-            .observe(Labels::Headers(mirror), exchange)
-            .await
-            .respond(accepts, keep_alive)
-            .await
+        self.over_http(request, accepts, |session, extensions| async move {
+            Exchange::Post(self.handle(body, session, extensions).await)
+        })
+        .await
     }
 
     /// GET with a session: the session's SSE stream.
@@ -185,13 +177,8 @@ impl Legacy {
         request: HttpRequest<'_>,
         (headers, accept): (&HeaderMap, Found<'_>),
     ) -> Response {
-        let HttpRequest {
-            mirror,
-            session,
-            extensions,
-            keep_alive,
-        } = request;
-        let exchange = async {
+        let accepts = Accepts { sse: true };
+        self.over_http(request, accepts, |session, extensions| async move {
             if !negotiate::allows_event_stream(accept, headers) {
                 let why = "Not Acceptable: a session's GET stream is a text/event-stream; Accept must allow it";
                 return Exchange::Refused(NotAcceptable(why.into()).into_response());
@@ -200,32 +187,44 @@ impl Legacy {
                 Ok(listen) => Exchange::Stream(listen),
                 Err(refused) => Exchange::refusal(refused),
             }
-        };
-        self.server()
-            .observe(Labels::Headers(mirror), exchange)
-            .await
-            .respond(Accepts { sse: true }, keep_alive)
-            .await
+        })
+        .await
     }
 
     /// DELETE with a session: the session ends on every replica.
     pub(crate) async fn delete(&self, request: HttpRequest<'_>) -> Response {
+        let accepts = Accepts { sse: true };
+        self.over_http(request, accepts, |session, extensions| async move {
+            match self.end_session(session, &extensions).await {
+                Ok(()) => Exchange::Ended,
+                Err(refused) => Exchange::refusal(refused),
+            }
+        })
+        .await
+    }
+
+    /// One exchange over HTTP: `exchange` made of the request's session and extensions,
+    /// observed by the core as every request is, then answered.
+    async fn over_http<'r, F, Fut>(
+        &self,
+        request: HttpRequest<'r>,
+        accepts: Accepts,
+        exchange: F,
+    ) -> Response
+    where
+        F: FnOnce(Option<&'r str>, ::http::Extensions) -> Fut,
+        Fut: std::future::Future<Output = Exchange>,
+    {
         let HttpRequest {
             mirror,
             session,
             extensions,
             keep_alive,
         } = request;
-        let exchange = async {
-            match self.end_session(session, &extensions).await {
-                Ok(()) => Exchange::Ended,
-                Err(refused) => Exchange::refusal(refused),
-            }
-        };
         self.server()
-            .observe(Labels::Headers(mirror), exchange)
+            .observe(Labels::Headers(mirror), exchange(session, extensions))
             .await
-            .respond(Accepts { sse: true }, keep_alive)
+            .respond(accepts, keep_alive)
             .await
     }
 }
