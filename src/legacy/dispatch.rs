@@ -128,7 +128,7 @@ impl Legacy {
         let session = state
             .sessions
             .open(
-                self.server.state_keys(),
+                self.server.sealer().keys(),
                 session_id,
                 principal,
                 state.settings.session_ttl,
@@ -235,7 +235,7 @@ impl Legacy {
         };
         let version = negotiate_version(&p.protocol_version);
         let token = match session::issue(
-            self.server.state_keys(),
+            self.server.sealer().keys(),
             version,
             &p.capabilities,
             Some(&p.client_info),

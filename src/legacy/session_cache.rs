@@ -285,7 +285,7 @@ mod tests {
             .build()
             .unwrap();
         let legacy = Legacy::of(&server).unwrap();
-        let token = issue(server.state_keys(), None);
+        let token = issue(server.sealer().keys(), None);
         let (session, _) = legacy.session(None, Some(&token), None).await.unwrap();
         assert_eq!(legacy.state.sessions.len(), 1, "cached");
         // Revoked in the shared store (as a DELETE on another replica does): refused here at

@@ -25,9 +25,11 @@ use super::ask::Ask;
 use super::envelope::{self, Meta, Params, ParamsView, optional_string};
 use super::listen;
 use super::lists::Page;
+use super::methods::Call;
 use super::mirror::MirroredHeaders;
 use super::observed::{self, Labels, Observed};
 use super::outcome::Outcome;
+use crate::handler::context_meta::ContextMeta;
 use crate::observability::metrics::RequestOutcome;
 use crate::observability::{RequestProbe, SpanMeta};
 use crate::protocol::methods::{self, *};
@@ -274,34 +276,18 @@ impl Server {
             }
             TOOLS_CALL => {
                 self.gate(advertised.tools, method, "tools")?;
-                let meta = meta.into_context(body);
-                super::methods::tools::call_tool(
-                    self, reg, body, id, meta, &view, mirror, extensions, ask,
-                )
+                let call = self.call(id, meta.into_context(body), extensions, ask);
+                super::methods::tools::call_tool(call, reg, body, &view, mirror)
             }
             RESOURCES_READ => {
                 self.gate(advertised.resources, method, "resources")?;
-                super::methods::resources::read_resource(
-                    self,
-                    reg,
-                    id,
-                    meta.into_context(body),
-                    &view,
-                    extensions,
-                    ask,
-                )
+                let call = self.call(id, meta.into_context(body), extensions, ask);
+                super::methods::resources::read_resource(call, reg, &view)
             }
             PROMPTS_GET => {
                 self.gate(advertised.prompts, method, "prompts")?;
-                super::methods::prompts::get_prompt(
-                    self,
-                    reg,
-                    id,
-                    meta.into_context(body),
-                    &view,
-                    extensions,
-                    ask,
-                )
+                let call = self.call(id, meta.into_context(body), extensions, ask);
+                super::methods::prompts::get_prompt(call, reg, &view)
             }
             COMPLETION_COMPLETE => {
                 let handler = reg
@@ -345,6 +331,23 @@ impl Server {
                 Ok(inner.tasks.answer(self, request))
             }
             _ => Err(ErrorObject::method_not_found(method, "unknown method")),
+        }
+    }
+
+    /// What a method family that runs a handler receives.
+    fn call<'a>(
+        &'a self,
+        id: &'a RequestId,
+        meta: ContextMeta,
+        extensions: Extensions,
+        ask: &'a Ask,
+    ) -> Call<'a> {
+        Call {
+            server: self,
+            id,
+            meta,
+            extensions,
+            ask,
         }
     }
 

@@ -238,12 +238,8 @@ impl Server {
         self.inner.wings.get::<T>()
     }
 
-    /// The key ring that seals `requestState` (and the wings' own tokens, by purpose).
-    pub(crate) fn state_keys(&self) -> &StateKeys {
-        self.inner.sealer.keys()
-    }
-
-    /// Sealing, opening and claiming `requestState`.
+    /// Sealing, opening and claiming `requestState` (its key ring seals the wings' own
+    /// tokens too, by purpose).
     pub(crate) fn sealer(&self) -> &mrtr::Sealer {
         &self.inner.sealer
     }

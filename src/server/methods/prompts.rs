@@ -3,29 +3,22 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use http::Extensions;
 use serde_json::json;
 
-use crate::handler::context_meta::ContextMeta;
+use super::Call;
 use crate::handler::registry::Registry;
 use crate::handler::{HandlerError, PromptDef, PromptHandler};
+use crate::protocol::ErrorObject;
 use crate::protocol::methods::PROMPTS_GET;
-use crate::protocol::{ErrorObject, RequestId};
-use crate::server::Server;
-use crate::server::ask::{Ask, Invoke};
+use crate::server::ask::Invoke;
 use crate::server::envelope::{ParamsView, string_field};
 use crate::server::outcome::Outcome;
-use crate::server::runner::run_asking;
 use crate::server::seal::PendingArguments;
 
 pub(in crate::server) fn get_prompt(
-    server: &Server,
+    call: Call<'_>,
     reg: &Registry,
-    id: &RequestId,
-    meta: ContextMeta,
     view: &ParamsView<'_>,
-    extensions: Extensions,
-    ask: &Ask,
 ) -> Result<Outcome, ErrorObject> {
     let name = string_field(view.name, "name")?;
     let prompt = reg.prompt(&name).ok_or_else(|| {
@@ -50,12 +43,12 @@ pub(in crate::server) fn get_prompt(
         ));
     }
     let salient = serde_json::to_value(&arguments).unwrap_or_default();
-    let retry = server.sealer().retry_input(
+    let retry = call.server.sealer().retry_input(
         PROMPTS_GET,
         bytes::Bytes::copy_from_slice(name.as_bytes()),
         PendingArguments::Value(salient),
         view,
-        &extensions,
+        &call.extensions,
     )?;
     let invoke = Invoke {
         args: (prompt.handler.clone(), arguments),
@@ -64,13 +57,5 @@ pub(in crate::server) fn get_prompt(
             async move { fut.await.map_err(HandlerError::into_stop) }
         },
     };
-    Ok(run_asking(
-        server,
-        id.clone(),
-        meta,
-        extensions,
-        retry,
-        ask,
-        invoke,
-    ))
+    Ok(call.run(retry, invoke))
 }

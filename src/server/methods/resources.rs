@@ -3,29 +3,22 @@
 
 use std::sync::Arc;
 
-use http::Extensions;
 use serde_json::{Value, json};
 
+use super::Call;
 use crate::handler::ResourceHandler;
-use crate::handler::context_meta::ContextMeta;
 use crate::handler::registry::Registry;
+use crate::protocol::ErrorObject;
 use crate::protocol::methods::RESOURCES_READ;
-use crate::protocol::{ErrorObject, RequestId};
-use crate::server::Server;
-use crate::server::ask::{Ask, Invoke};
+use crate::server::ask::Invoke;
 use crate::server::envelope::{ParamsView, string_field};
 use crate::server::outcome::Outcome;
-use crate::server::runner::run_asking;
 use crate::server::seal::PendingArguments;
 
 pub(in crate::server) fn read_resource(
-    server: &Server,
+    call: Call<'_>,
     reg: &Registry,
-    id: &RequestId,
-    meta: ContextMeta,
     view: &ParamsView<'_>,
-    extensions: Extensions,
-    ask: &Ask,
 ) -> Result<Outcome, ErrorObject> {
     let uri = string_field(view.uri, "uri")?.into_owned();
     if !crate::handler::registry::has_scheme(&uri) {
@@ -37,13 +30,13 @@ pub(in crate::server) fn read_resource(
     let (handler, cache, vars) = reg
         .resource_reader(&uri)
         .ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
-    let policy = cache.unwrap_or(server.read_cache());
-    let retry = server.sealer().retry_input(
+    let policy = cache.unwrap_or(call.server.read_cache());
+    let retry = call.server.sealer().retry_input(
         RESOURCES_READ,
         bytes::Bytes::copy_from_slice(uri.as_bytes()),
         PendingArguments::Value(Value::Null),
         view,
-        &extensions,
+        &call.extensions,
     )?;
     let invoke = Invoke {
         args: (handler, uri, vars, policy),
@@ -56,13 +49,5 @@ pub(in crate::server) fn read_resource(
             }
         },
     };
-    Ok(run_asking(
-        server,
-        id.clone(),
-        meta,
-        extensions,
-        retry,
-        ask,
-        invoke,
-    ))
+    Ok(call.run(retry, invoke))
 }

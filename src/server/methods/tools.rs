@@ -8,25 +8,23 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::Extensions;
 use serde_json::{Value, json};
 
+use super::Call;
 use crate::Error;
 use crate::handler::TaskSupport;
-use crate::handler::context_meta::ContextMeta;
 use crate::handler::input::Stop;
 use crate::handler::registry::{RegisteredTool, Registry};
 use crate::handler::{RequestContext, ToolHandler};
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId};
 use crate::server::Server;
-use crate::server::ask::{Ask, Invoke};
+use crate::server::ask::Invoke;
 use crate::server::envelope::{ParamsView, shared, string_field};
 use crate::server::family::{TaskCall, ToolCall, declares_tasks, missing_tasks_extension};
 use crate::server::mirror::MirroredHeaders;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
-use crate::server::runner::run_asking;
 use crate::server::seal::PendingArguments;
 
 /// How many argument-validation failures a tool error lists.
@@ -66,23 +64,19 @@ async fn call_handler(
     Ok(result)
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(in crate::server) fn call_tool(
-    server: &Server,
+    call: Call<'_>,
     reg: &Registry,
     body: &Bytes,
-    id: &RequestId,
-    meta: ContextMeta,
     view: &ParamsView<'_>,
     mirror: Option<&MirroredHeaders>,
-    extensions: Extensions,
-    ask: &Ask,
 ) -> Result<Outcome, ErrorObject> {
+    let server = call.server;
     let name = string_field(view.name, "name")?;
     let tool = reg.tool(&name).ok_or_else(|| {
         ErrorObject::invalid_params_with(format!("Unknown tool: {name}"), json!({ "name": name }))
     })?;
-    let arguments = match checked_arguments(server, tool, &name, id, view, mirror)? {
+    let arguments = match checked_arguments(server, tool, &name, call.id, view, mirror)? {
         Ok(arguments) => arguments,
         Err(invalid) => return Ok(invalid),
     };
@@ -92,20 +86,20 @@ pub(in crate::server) fn call_tool(
         shared(body, &name),
         PendingArguments::Raw(raw_arguments),
         view,
-        &extensions,
+        &call.extensions,
     )?;
     if tool.task_support != TaskSupport::Forbidden {
-        if ask.is_sealed() && declares_tasks(meta.client_capabilities()) {
-            let call = TaskCall {
-                id: id.clone(),
-                meta: meta.into_owned(),
-                extensions,
+        if call.ask.is_sealed() && declares_tasks(call.meta.client_capabilities()) {
+            let task = TaskCall {
+                id: call.id.clone(),
+                meta: call.meta.into_owned(),
+                extensions: call.extensions,
                 tool: name.into_owned(),
                 arguments: arguments.clone(),
                 call: tool_call(tool, arguments),
                 retry,
             };
-            return Ok(server.tasks().call_as_task(server, call));
+            return Ok(server.tasks().call_as_task(server, task));
         }
         if tool.task_support == TaskSupport::Required {
             return Err(missing_tasks_extension());
@@ -119,15 +113,7 @@ pub(in crate::server) fn call_tool(
         ),
         run: |ctx, (handler, output, arguments)| call_handler(handler, output, ctx, arguments),
     };
-    Ok(run_asking(
-        server,
-        id.clone(),
-        meta,
-        extensions,
-        retry,
-        ask,
-        invoke,
-    ))
+    Ok(call.run(retry, invoke))
 }
 
 /// The arguments read as a `Value` (`-32602` when not an object), their `Mcp-Param-*`
