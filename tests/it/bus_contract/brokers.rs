@@ -76,12 +76,15 @@ async fn dropping_the_bus_closes_its_connections<B: Broker>(broker: &B) {
     let before = broker.connections().await;
     let r = replica(broker, options());
     connected(&[&r]).await;
+    // Subscribed before publishing, and the event taken back from the broker: it cannot
+    // arrive after the bus is dropped and stand in front of the end.
+    let mut rx = r.bus.subscribe();
     r.bus.publish(ChangeEvent::ToolsListChanged).await.unwrap();
+    assert_eq!(next_event(&mut rx).await, ChangeEvent::ToolsListChanged);
     until_async("the bus holds connections", || async {
         broker.connections().await > before
     })
     .await;
-    let mut rx = r.bus.subscribe();
     drop(r);
     assert_eq!(tokio::time::timeout(WAIT, rx.recv()).await, Ok(None));
     until_async("the bus's connections are closed", || async {
