@@ -144,8 +144,7 @@ async fn serve_with(
     if config.transport == Transport::Stdio {
         return stdio::serve(config, signal).await;
     }
-    let readiness = Readiness::new();
-    let server = builder::server_builder_with(&config, Some(&readiness))?.build()?;
+    // The recorder comes first: the bus reports its connection while the server is built.
     #[cfg(feature = "prometheus")]
     let metrics = match PrometheusMetrics::install() {
         Ok(m) => Some(m),
@@ -154,6 +153,8 @@ async fn serve_with(
             None
         }
     };
+    let readiness = Readiness::new();
+    let server = builder::server_builder_with(&config, Some(&readiness))?.build()?;
     #[cfg(feature = "redis")]
     let server_handle = server.clone();
     let runner = runner(

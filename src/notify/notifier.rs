@@ -52,8 +52,13 @@ impl Notifier {
 
     /// Publishes any event.
     pub async fn publish(&self, event: ChangeEvent) -> Result<(), Error> {
-        crate::observability::metrics::record_notification_published(event.kind());
-        self.bus.publish(event).await
+        let kind = event.kind();
+        crate::observability::metrics::record_notification_published(kind);
+        let published = self.bus.publish(event).await;
+        if published.is_err() {
+            crate::observability::metrics::record_bus_publish_error(kind);
+        }
+        published
     }
 
     /// The tool list changed.

@@ -84,6 +84,14 @@ pub(crate) const TASK_LEASE_EXPIRIES_TOTAL: &str = "mcp_task_lease_expiries_tota
 /// Counter: task-capable calls refused, by `reason` (`max_running`, `store`).
 pub(crate) const TASKS_REJECTED_TOTAL: &str = "mcp_tasks_rejected_total";
 
+/// Counter: single-use `requestState` claims that failed because the replay store could not
+/// answer (the request was refused, fail closed).
+pub(crate) const REPLAY_STORE_ERRORS_TOTAL: &str = "mcp_replay_store_errors_total";
+/// Counter: change events this replica could not publish to the bus, by `kind`.
+pub(crate) const BUS_PUBLISH_ERRORS_TOTAL: &str = "mcp_bus_publish_errors_total";
+/// Gauge: 1 from the shutdown signal until the process ends (the replica is draining), else 0.
+pub(crate) const DRAINING: &str = "mcp_draining";
+
 /// Counter: requests or connections refused by a connection or load limit, by `reason`
 /// (see [`Refusal`]).
 pub(crate) const HTTP_REFUSALS_TOTAL: &str = "mcp_http_refusals_total";
@@ -103,8 +111,10 @@ pub const ALL: &[&str] = &[
     BUS_LAGGED_EVENTS_TOTAL,
     BUS_RECONNECTS_TOTAL,
     BUS_CONNECTED,
+    BUS_PUBLISH_ERRORS_TOTAL,
     AUTH_FAILURES_TOTAL,
     REQUEST_STATE_REJECTIONS_TOTAL,
+    REPLAY_STORE_ERRORS_TOTAL,
     HTTP_REFUSALS_TOTAL,
     CONNECTIONS_OPEN,
     CONNECTIONS_IDLE_CLOSED_TOTAL,
@@ -113,6 +123,7 @@ pub const ALL: &[&str] = &[
     TASKS_RUNNING,
     TASK_LEASE_EXPIRIES_TOTAL,
     TASKS_REJECTED_TOTAL,
+    DRAINING,
 ];
 
 /// Label: the MCP method.
@@ -349,6 +360,37 @@ pub(crate) fn describe() {
         TASKS_REJECTED_TOTAL,
         "Task-capable tool calls refused, by reason"
     );
+    describe_counter!(
+        REPLAY_STORE_ERRORS_TOTAL,
+        "Single-use requestState claims refused because the replay store could not answer"
+    );
+    describe_counter!(
+        BUS_PUBLISH_ERRORS_TOTAL,
+        "Change events that could not be published to the bus, by kind"
+    );
+    describe_gauge!(
+        DRAINING,
+        "1 while this replica drains after a shutdown signal"
+    );
+    // The unlabelled series that rules and dashboards read exist from the start, at zero, so
+    // that `rate()` and alerts see them before the first event (deploy/prometheus/rules.yml).
+    for name in [
+        BUS_LAGGED_EVENTS_TOTAL,
+        REPLAY_STORE_ERRORS_TOTAL,
+        TASKS_CREATED_TOTAL,
+        TASK_LEASE_EXPIRIES_TOTAL,
+        CONNECTIONS_IDLE_CLOSED_TOTAL,
+    ] {
+        counter!(name).increment(0);
+    }
+    for name in [
+        DRAINING,
+        LISTEN_STREAMS_OPEN,
+        TASKS_RUNNING,
+        CONNECTIONS_OPEN,
+    ] {
+        gauge!(name).increment(0.0);
+    }
 }
 
 /// A `subscriptions/listen` stream opened. Pair with [`record_listen_stream_closed`] (a
@@ -408,6 +450,21 @@ pub(crate) fn record_auth_failure(reason: &'static str) {
 /// `unknown_key`, `bad_seal`, `expired`, `wrong_principal`, `wrong_request`.
 pub(crate) fn record_request_state_rejected(reason: &'static str) {
     counter!(REQUEST_STATE_REJECTIONS_TOTAL, LABEL_REASON => reason).increment(1);
+}
+
+/// A single-use `requestState` claim failed because the replay store could not answer.
+pub(crate) fn record_replay_store_error() {
+    counter!(REPLAY_STORE_ERRORS_TOTAL).increment(1);
+}
+
+/// Publishing a change event of method `kind` to the bus failed.
+pub(crate) fn record_bus_publish_error(kind: &'static str) {
+    counter!(BUS_PUBLISH_ERRORS_TOTAL, LABEL_KIND => kind).increment(1);
+}
+
+/// The replica started draining (`true`).
+pub(crate) fn record_draining(draining: bool) {
+    gauge!(DRAINING).set(if draining { 1.0 } else { 0.0 });
 }
 
 /// Why a connection or load limit refused something: the `reason` of

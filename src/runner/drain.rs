@@ -99,6 +99,7 @@ pub(crate) async fn run(
         () = signal => {}
     }
     readiness.set_draining();
+    crate::observability::metrics::record_draining(true);
     tracing::info!(
         drain_delay_secs = timing.delay.as_secs(),
         "shutdown signal: /readyz now answers 503; closing the listener after the drain delay"

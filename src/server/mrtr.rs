@@ -108,6 +108,7 @@ impl Sealer {
                 Err(Reply::error(Some(id.clone()), seal::replayed()))
             }
             Err(e) => {
+                crate::observability::metrics::record_replay_store_error();
                 tracing::error!(request_id = %id, method, error = %e, "single-use requestState could not be checked");
                 Err(Reply::error(
                     Some(id.clone()),

@@ -77,6 +77,8 @@ mod interop_python;
 mod interop_typescript;
 #[cfg(feature = "external-tests")]
 mod legacy_replicas;
+#[cfg(feature = "external-tests")]
+mod prometheus;
 #[cfg(all(feature = "external-tests", feature = "redis"))]
 mod runtime_cluster;
 #[cfg(feature = "external-tests")]
