@@ -116,6 +116,7 @@ impl ServerBuilder {
                 prompts: false,
                 resources: false,
                 tasks: false,
+                skills: false,
             },
             event_buffer: 32,
             state_keys: None,
@@ -167,6 +168,27 @@ impl ServerBuilder {
     /// Registers a prompt.
     pub fn prompt(mut self, prompt: PromptDef) -> Self {
         self.defs.prompts.push(prompt);
+        self
+    }
+
+    /// Registers a skill (Skills extension, see [`crate::skills`]): its entry is served by
+    /// `skills/list` and `skills/get`, its files as resources; the server advertises the
+    /// extension and the `resources` capability.
+    pub fn skill(mut self, skill: crate::skills::SkillDef) -> Self {
+        self.defs.skills.push(skill);
+        self
+    }
+
+    /// Registers every skill in the directories directly under `dir` that hold a
+    /// `SKILL.md` (see [`skills::from_dir`](crate::skills::from_dir)). A directory that
+    /// cannot be read fails [`build`](Self::build).
+    pub fn skills_dir(mut self, dir: impl AsRef<std::path::Path>) -> Self {
+        match crate::skills::from_dir(dir) {
+            Ok(skills) => self.defs.skills.extend(skills),
+            Err(e) => {
+                self.defs.unreadable.get_or_insert(e);
+            }
+        }
         self
     }
 
@@ -286,6 +308,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Advertises the Skills extension (and the `resources` capability, where its files
+    /// are) even without skills, so that skills may be added at runtime (see
+    /// [`advertise_tools`](Self::advertise_tools)).
+    pub fn advertise_skills(mut self) -> Self {
+        self.advertise.skills = true;
+        self
+    }
+
     /// How many notifications a handler may queue on a slow stream before it waits.
     pub fn event_buffer(mut self, n: usize) -> Self {
         self.event_buffer = n.max(1);
@@ -388,11 +418,13 @@ impl ServerBuilder {
     /// Checks every definition and freezes the server.
     pub fn build(self) -> Result<Server, Error> {
         let registry = Registry::build(self.defs, &self.states, self.tool_timeout)?;
+        let skills = self.advertise.skills || !registry.skills.is_empty();
         let advertised = Advertised {
             tools: self.advertise.tools || !registry.tools.is_empty(),
             prompts: self.advertise.prompts || !registry.prompts.is_empty(),
-            resources: self.advertise.resources || registry.has_resources(),
+            resources: self.advertise.resources || registry.has_resources() || skills,
             tasks: registry.task_tool().is_some(),
+            skills,
         };
         let server_info = Arc::new(self.server_info);
         let result_meta = ResultMeta {
@@ -408,14 +440,7 @@ impl ServerBuilder {
             prompts: advertised.prompts.then(list_changed),
             completions: registry.completion.is_some().then(JsonObject::new),
             logging: self.logging.then(JsonObject::new),
-            extensions: advertised.tasks.then(|| {
-                let mut e = JsonObject::new();
-                e.insert(
-                    crate::protocol::TASKS_EXTENSION.into(),
-                    serde_json::Value::Object(JsonObject::new()),
-                );
-                e
-            }),
+            extensions: extensions(&advertised),
             ..Default::default()
         };
         let supported_versions = vec![LATEST_PROTOCOL_VERSION];
@@ -507,6 +532,20 @@ impl Server {
     pub fn builder() -> ServerBuilder {
         ServerBuilder::new()
     }
+}
+
+/// The extensions `advertised` offers, each with no settings (`{}`); `None` without any.
+fn extensions(advertised: &Advertised) -> Option<JsonObject> {
+    let offered = [
+        (advertised.tasks, crate::protocol::TASKS_EXTENSION),
+        (advertised.skills, crate::protocol::SKILLS_EXTENSION),
+    ];
+    let e: JsonObject = offered
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, id)| (id.to_owned(), serde_json::Value::Object(JsonObject::new())))
+        .collect();
+    (!e.is_empty()).then_some(e)
 }
 
 /// `{"listChanged": true}`: listen streams deliver list changes announced through the

@@ -56,6 +56,7 @@
 //! | [`handler`] | small traits for tools, resources (and RFC 6570 templates), prompts and completions; typed tool arguments whose JSON Schema is generated (schemars) and validated (jsonschema); the registry, checked at build time and by every runtime change. |
 //! | `server` (private; [`Server`]) | the core: the validation ladder, capability gating, the catalog (pre-encoded list pages swapped whole), self-contained cursors, the handler runner (panic isolation, progress and log notifications), sealed `requestState`, `subscriptions/listen` streams, and the one place every request is observed. A handler's request for input goes through one seam whose strategy the era picks. |
 //! | `legacy` (private wing) | 2025-11-25 clients on the same endpoint: sealed session ids and their shared store, `initialize`, GET/DELETE streams, server-to-client requests whose answers reach the replica holding the stream over the bus, the stdio session. |
+//! | [`skills`] | the Skills extension: skills (a `SKILL.md` and its files) registered from values or a directory, listed and fetched (`skills/list`, `skills/get`), their files served as resources. |
 //! | [`tasks`] | the Tasks extension (a wing): tasks run under leases on any replica, the [`tasks::TaskStore`] contract and its settings. |
 //! | [`backends`] | every bus and store in one place: in memory, and (features `redis`, `nats`) Redis and NATS. |
 //! | [`notify`] | the [`notify::Notifier`] handle that announces changes, and the events it carries over a bus. |
@@ -162,6 +163,7 @@ mod runner;
 pub mod fuzzing;
 mod server;
 pub mod settings;
+pub mod skills;
 pub mod tasks;
 #[cfg(feature = "testing")]
 pub mod testing;

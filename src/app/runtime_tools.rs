@@ -5,8 +5,9 @@
 //! The shared source is the Redis hash `PREFIX.runtime-tools` on the `--bus` Redis (field =
 //! a tool name of [`MANAGED`]). `PUT /admin/tools/{name}` and `DELETE /admin/tools/{name}`
 //! on the listener write it and sync; a sync makes the catalog serve the fixtures plus the
-//! enabled managed tools (in name order, so every replica's list is the same) and announces
-//! the change; every replica syncs again when the bus says it is behind, and once when it
+//! enabled managed tools (in name order, so every replica's list is the same), each with its
+//! skill (`skill://runtime/<tool-name>/SKILL.md`: how to use it, so a runtime tool set
+//! changes the skills, and the resources where their files are), and announces the change; every replica syncs again when the bus says it is behind, and once when it
 //! starts (retried until Redis answers).
 //!
 //! The admin routes require `Authorization: Bearer` with the `--admin-token` (compared in
@@ -29,6 +30,7 @@ use subtle::ConstantTimeEq;
 use super::config::Config;
 use crate::backends::redis_conn::{connect_lazy, query_reconnecting};
 use crate::catalog::Catalog;
+use crate::skills::SkillDef;
 use crate::{Error, HandlerError, RequestContext, Server, ToolDef};
 
 /// The tools `--runtime-tools` may enable.
@@ -50,6 +52,21 @@ fn factory(name: &str) -> Option<ToolDef> {
                 Ok::<_, HandlerError>(f(args["text"].as_str().unwrap_or("")))
             }),
     )
+}
+
+/// The skill that comes with the managed tool `name`: how to use it.
+fn skill_of(name: &str) -> SkillDef {
+    let skill = name.replace('_', "-");
+    SkillDef::new(format!(
+        "---\nname: {skill}\ndescription: How to use the {name} tool, enabled at runtime.\n---\n\
+         Call `{name}` with `{{\"text\": \"...\"}}`; it answers with the text transformed.\n"
+    ))
+    .prefix("runtime")
+}
+
+/// The URI of the skill of the managed tool `name`.
+fn skill_uri(name: &str) -> String {
+    format!("skill://runtime/{}/SKILL.md", name.replace('_', "-"))
 }
 
 struct ToolSync {
@@ -98,12 +115,17 @@ impl ToolSync {
         if served == wanted {
             return Ok(());
         }
+        let skills = self.catalog.skill_uris();
         let mut change = self.catalog.change();
         for name in served {
+            if skills.contains(&skill_uri(&name)) {
+                change = change.remove_skill(skill_uri(&name));
+            }
             change = change.remove_tool(name);
         }
         for name in &wanted {
             change = change.add_tool(factory(name).expect("every MANAGED name has a factory"));
+            change = change.add_skill(skill_of(name));
         }
         let applied = change.apply()?;
         tracing::info!(version = applied.version(), tools = ?wanted, "runtime tools changed");
@@ -213,6 +235,14 @@ pub(super) fn start(config: &Config, server: &Server) -> Result<Router, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_managed_tool_has_a_skill_at_its_uri() {
+        for name in MANAGED {
+            let server = Server::builder().skill(skill_of(name)).build().unwrap();
+            assert_eq!(server.catalog().skill_uris(), [skill_uri(name)]);
+        }
+    }
 
     #[test]
     fn only_the_configured_bearer_token_is_authorized() {

@@ -7,6 +7,7 @@ use super::registry::{Registry, compile_prompt, compile_resource, compile_templa
 use super::state::States;
 use super::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 use crate::Error;
+use crate::skills::SkillDef;
 
 /// One runtime change.
 pub(crate) enum Edit {
@@ -22,6 +23,9 @@ pub(crate) enum Edit {
     AddTemplate(ResourceTemplateDef),
     ReplaceTemplate(ResourceTemplateDef),
     RemoveTemplate(String),
+    AddSkill(SkillDef),
+    ReplaceSkill(SkillDef),
+    RemoveSkill(String),
 }
 
 /// Which lists a batch of edits touched.
@@ -31,6 +35,8 @@ pub(crate) struct Touched {
     pub(crate) prompts: bool,
     /// Resources or resource templates.
     pub(crate) resources: bool,
+    /// Skills (whose files are resources: a skill's edit touches both).
+    pub(crate) skills: bool,
 }
 
 impl Registry {
@@ -86,6 +92,22 @@ impl Registry {
                 resources
             }
             RemoveTemplate(text) => self.templates.take(&text).map(|()| resources)?,
+            // A skill's files are resources: its edit touches both lists.
+            AddSkill(def) => {
+                self.add_skill(def, states, false)?;
+                touched.skills = true;
+                resources
+            }
+            ReplaceSkill(def) => {
+                self.add_skill(def, states, true)?;
+                touched.skills = true;
+                resources
+            }
+            RemoveSkill(uri) => {
+                self.remove_skill(&uri)?;
+                touched.skills = true;
+                resources
+            }
         };
         *list = true;
         Ok(())

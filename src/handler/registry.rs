@@ -17,7 +17,8 @@ use super::tool::ToolDef;
 use super::tool_layer::ToolHandler;
 use super::uri_template::UriTemplate;
 use crate::Error;
-use crate::protocol::{CachePolicy, Prompt, Resource, ResourceTemplate, Tool};
+use crate::protocol::{CachePolicy, Prompt, Resource, ResourceTemplate, Skill, Tool};
+use crate::skills::SkillDef;
 
 /// A tool ready to serve: its definition, compiled argument validator and mirrored headers.
 pub(crate) struct RegisteredTool {
@@ -53,6 +54,11 @@ pub(crate) struct RegisteredPrompt {
     pub(crate) scopes: Arc<[String]>,
 }
 
+/// A skill ready to serve: its entry (its files are fixed resources of the registry).
+pub(crate) struct RegisteredSkill {
+    pub(crate) entry: Skill,
+}
+
 /// Everything registered. Lists keep registration order; a replaced item keeps its place.
 /// Cheap to clone (the items are shared).
 #[derive(Default, Clone)]
@@ -61,6 +67,7 @@ pub(crate) struct Registry {
     pub(crate) resources: Named<Arc<RegisteredResource>>,
     pub(crate) templates: Named<Arc<RegisteredTemplate>>,
     pub(crate) prompts: Named<Arc<RegisteredPrompt>>,
+    pub(crate) skills: Named<Arc<RegisteredSkill>>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
 }
 
@@ -71,8 +78,11 @@ pub(crate) struct Definitions {
     pub(crate) resources: Vec<ResourceDef>,
     pub(crate) templates: Vec<ResourceTemplateDef>,
     pub(crate) prompts: Vec<PromptDef>,
+    pub(crate) skills: Vec<SkillDef>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
     pub(crate) completion_state: Option<StateType>,
+    /// The first definition that could not even be read (a skill directory).
+    pub(crate) unreadable: Option<Error>,
 }
 
 /// Fails when the handler of the `kind` called `name` takes a [`State`](super::State) of a
@@ -251,6 +261,14 @@ impl Keyed for RegisteredResource {
     }
 }
 
+impl Keyed for RegisteredSkill {
+    const KEY: &'static str = "skill URI";
+    const NOUN: &'static str = "skill";
+    fn key(&self) -> &str {
+        &self.entry.uri
+    }
+}
+
 impl Keyed for RegisteredTemplate {
     const KEY: &'static str = "resource template";
     const NOUN: &'static str = "resource template";
@@ -266,6 +284,9 @@ impl Registry {
         states: &States,
         tool_timeout: Option<Duration>,
     ) -> Result<Self, Error> {
+        if let Some(e) = defs.unreadable {
+            return Err(e);
+        }
         check_state("completion", "handler", defs.completion_state, states)?;
         let mut r = Registry {
             completion: defs.completion,
@@ -283,7 +304,54 @@ impl Registry {
         for def in defs.prompts {
             r.prompts.add(compile_prompt(def, states)?)?;
         }
+        for def in defs.skills {
+            r.add_skill(def, states, false)?;
+        }
         Ok(r)
+    }
+
+    /// Adds the skill `def` and a fixed resource per file; with `replace`, in place of the
+    /// skill at its URI (and that skill's files), if there is one.
+    pub(crate) fn add_skill(
+        &mut self,
+        def: SkillDef,
+        states: &States,
+        replace: bool,
+    ) -> Result<(), Error> {
+        let compiled = def.compile()?;
+        if replace && self.skills.contains(&compiled.entry.uri) {
+            self.remove_skill_files(&compiled.entry.uri)?;
+        }
+        for file in compiled.files {
+            self.resources.add(compile_resource(file, states)?)?;
+        }
+        let skill = RegisteredSkill {
+            entry: compiled.entry,
+        };
+        if replace {
+            self.skills.replace(skill);
+            Ok(())
+        } else {
+            self.skills.add(skill)
+        }
+    }
+
+    /// Removes the skill whose `SKILL.md` is `uri`, and its files.
+    pub(crate) fn remove_skill(&mut self, uri: &str) -> Result<(), Error> {
+        self.remove_skill_files(uri)?;
+        self.skills.take(uri)
+    }
+
+    fn remove_skill_files(&mut self, uri: &str) -> Result<(), Error> {
+        let skill = self
+            .skills
+            .get(uri)
+            .cloned()
+            .ok_or_else(|| Error::invalid_definition(format!("no skill {uri:?} is served")))?;
+        for file in &skill.entry.resources {
+            self.resources.take(&file.uri)?;
+        }
+        Ok(())
     }
 
     /// The first tool that may run as a task (with one, the server offers the Tasks

@@ -74,6 +74,12 @@ fn may_have_modern_meta(body: &[u8]) -> bool {
     memchr::memchr(b'\\', body).is_some() || KEY.find(body).is_some()
 }
 
+/// Whether a request's `MCP-Protocol-Version` header names a legacy revision: the request
+/// says it speaks that era (a GET or DELETE without a session is then answered in its words).
+pub(crate) fn says_legacy(protocol_version: &Mirrored) -> bool {
+    matches!(protocol_version, Mirrored::Value(v) if is_legacy_version(v))
+}
+
 /// The era of a POST: from its `MCP-Protocol-Version` header as read, whether it carries an
 /// `Mcp-Session-Id`, and (only when those do not decide) its body.
 pub(crate) fn classify(protocol_version: &Mirrored, has_session: bool, body: &[u8]) -> Era {

@@ -216,7 +216,7 @@ impl Legacy {
             )
             .await
         {
-            Ok(outcome) => LegacyOutcome::of(outcome),
+            Ok(outcome) => LegacyOutcome::of(super::words::outcome(outcome)),
             Err(e) => LegacyOutcome::of(Outcome::error(Some(id), e)),
         }
     }

@@ -13,10 +13,12 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
+use super::session::Refused;
 use super::{HttpRequest, Legacy, LegacyOutcome, Refusal};
 use crate::mirrored::Found;
 use crate::observability::RequestProbe;
 use crate::observability::metrics::RequestOutcome;
+use crate::protocol::ErrorObject;
 use crate::server::{Labels, Listen, Observed, Outcome, Reply};
 use crate::transport::http::SESSION_ID;
 use crate::transport::http::negotiate::{self, Accepts};
@@ -203,6 +205,14 @@ impl Legacy {
         .await
     }
 
+    /// A GET or DELETE without `Mcp-Session-Id` from a request that says it speaks the
+    /// 2025-11-25 era (its `MCP-Protocol-Version`): 400, that revision's answer to a missing
+    /// session id (other requests get the 2026 answer, 405 with `Allow: POST`).
+    pub(crate) fn no_session(&self) -> Response {
+        let error = ErrorObject::invalid_request(Refused::Missing.message());
+        ready(Some(Refusal::Missing), Reply::error(None, error))
+    }
+
     /// One exchange over HTTP: `exchange` made of the request's session and extensions,
     /// observed by the core as every request is, then answered.
     async fn over_http<'r, F, Fut>(
@@ -232,7 +242,7 @@ impl Legacy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ErrorObject, RequestId};
+    use crate::protocol::RequestId;
 
     #[test]
     fn refusals_and_errors_map_to_their_statuses() {

@@ -30,6 +30,7 @@
 //! | `local` | answers read by a one-client transport (stdio), delivered in this process only |
 //! | `http` | the HTTP side: `Mcp-Session-Id`, statuses of refusals, GET/DELETE/POST responses |
 //! | `stdio` | the stdio side: the session of a one-client process and its notifications |
+//! | `words` | the era's own words: results and capabilities without what only 2026-07-28 defines |
 
 mod ask;
 pub(crate) mod classify;
@@ -45,6 +46,7 @@ mod session_cache;
 pub(crate) mod stdio;
 pub(crate) mod store;
 mod stream;
+mod words;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,7 +69,8 @@ pub(crate) struct Settings {
     pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) session_ttl: Duration,
     pub(crate) input_timeout: Duration,
-    /// What `initialize` advertises (the same as `server/discover`).
+    /// What `server/discover` advertises; `initialize` advertises what 2025-11-25 defines
+    /// of it.
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) instructions: Option<String>,
 }
@@ -82,7 +85,8 @@ pub(crate) struct State {
 
 impl State {
     /// The state of a server that serves legacy clients with `settings`.
-    pub(crate) fn new(settings: Settings) -> Self {
+    pub(crate) fn new(mut settings: Settings) -> Self {
+        settings.capabilities = words::capabilities(settings.capabilities);
         State {
             settings,
             pending: Arc::new(Pending::new()),

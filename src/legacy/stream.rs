@@ -225,6 +225,7 @@ mod tests {
                 prompts: false,
                 resources: true,
                 tasks: false,
+                skills: false,
             },
             versions: listeners.versions(),
             shutdown: CancellationToken::new(),

@@ -23,6 +23,7 @@ mod notification;
 mod prompt;
 mod resource;
 mod result;
+mod skill;
 pub(crate) mod strict;
 mod subscription;
 mod task;
@@ -72,6 +73,10 @@ pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resource::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 pub(crate) use result::StampResult;
 pub use result::{CachePolicy, CacheScope, ResultMeta, ResultType};
+pub(crate) use skill::{
+    GetSkillResult, ListSkillsResult, SKILLS_EXTENSION, SKILLS_GET, SKILLS_LIST, Skill,
+    SkillResource,
+};
 pub use subscription::{
     AcknowledgedParams, ListChangedParams, ResourceUpdatedParams, SubscriptionFilter,
     SubscriptionMeta, SubscriptionsListenResult,

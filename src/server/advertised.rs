@@ -10,4 +10,6 @@ pub(crate) struct Advertised {
     pub(crate) prompts: bool,
     pub(crate) resources: bool,
     pub(crate) tasks: bool,
+    /// The Skills extension (`skills/list`, `skills/get`).
+    pub(crate) skills: bool,
 }

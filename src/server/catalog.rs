@@ -24,6 +24,7 @@ use crate::handler::state::States;
 use crate::handler::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 use crate::notify::{ChangeEvent, ListFingerprints, Notifier};
 use crate::observability::RequestObserver;
+use crate::skills::SkillDef;
 
 /// One version of everything the server serves.
 pub(crate) struct Snapshot {
@@ -97,6 +98,11 @@ impl Serving {
         self.advertised
     }
 
+    /// The caching fields of the lists (and of `skills/get`).
+    pub(crate) fn list_cache(&self) -> crate::protocol::CachePolicy {
+        self.settings.cache
+    }
+
     /// The serving snapshot, for the length of a request's dispatch.
     pub(crate) fn load(&self) -> arc_swap::Guard<Arc<Snapshot>> {
         self.current.load()
@@ -146,6 +152,9 @@ impl Serving {
                  (ServerBuilder::advertise_{setter})"
             )))
         };
+        if let Some(s) = registry.skills.first().filter(|_| !a.skills) {
+            return refuse("skill", &s.entry.uri, "skills");
+        }
         if let Some(t) = registry.tools.first().filter(|_| !a.tools) {
             return refuse("tool", &t.tool.name, "tools");
         }
@@ -172,7 +181,7 @@ impl Serving {
 }
 
 /// The handle to change what a running server serves: add, replace and remove tools,
-/// prompts, resources and resource templates. Cheap to clone. Get it from
+/// prompts, resources, resource templates and skills. Cheap to clone. Get it from
 /// [`Server::catalog`](crate::Server::catalog).
 ///
 /// Each [`change`](Self::change) is a batch checked as [`ServerBuilder::build`] checks
@@ -265,6 +274,13 @@ impl Catalog {
         let now = self.serving.load();
         let templates = now.registry.templates.iter();
         templates.map(|t| t.template.uri_template.clone()).collect()
+    }
+
+    /// URIs of the `SKILL.md` of the skills now served, in list order.
+    pub fn skill_uris(&self) -> Vec<String> {
+        let now = self.serving.load();
+        let skills = now.registry.skills.iter();
+        skills.map(|s| s.entry.uri.clone()).collect()
     }
 
     /// Whether `delivery` (from [`Notifier::subscribe`](crate::notify::Notifier::subscribe))
@@ -364,6 +380,23 @@ impl CatalogChange {
     /// Removes the resource template `uri_template`; refused if there is none.
     pub fn remove_resource_template(self, uri_template: impl Into<String>) -> Self {
         self.with(Edit::RemoveTemplate(uri_template.into()))
+    }
+
+    /// Adds a skill and its files (see [`SkillDef`]); refused if a skill or a resource has
+    /// one of their URIs.
+    pub fn add_skill(self, skill: SkillDef) -> Self {
+        self.with(Edit::AddSkill(skill))
+    }
+
+    /// Replaces the skill with the same `SKILL.md` URI (its files too), or adds it.
+    pub fn replace_skill(self, skill: SkillDef) -> Self {
+        self.with(Edit::ReplaceSkill(skill))
+    }
+
+    /// Removes the skill whose `SKILL.md` is at `uri`, and its files; refused if there is
+    /// none.
+    pub fn remove_skill(self, uri: impl Into<String>) -> Self {
+        self.with(Edit::RemoveSkill(uri.into()))
     }
 
     /// Checks and applies the batch as one new version, and wakes this replica's streams

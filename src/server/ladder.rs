@@ -34,7 +34,10 @@ use crate::observability::metrics::RequestOutcome;
 use crate::observability::{RequestProbe, SpanMeta};
 use crate::protocol::methods::{self, *};
 use crate::protocol::strict::json_str;
-use crate::protocol::{ErrorObject, IdField, RequestId, TASKS_CANCEL, TASKS_GET, TASKS_UPDATE};
+use crate::protocol::{
+    ErrorObject, IdField, RequestId, SKILLS_EXTENSION, SKILLS_GET, SKILLS_LIST, TASKS_CANCEL,
+    TASKS_GET, TASKS_UPDATE,
+};
 
 fn removed_method(method: &str, supported: &[&str]) -> ErrorObject {
     let mut e = ErrorObject::method_not_found(
@@ -273,6 +276,18 @@ impl Server {
                     optional_string(view.cursor, "cursor")?.as_deref(),
                     &extensions,
                 )?)
+            }
+            SKILLS_LIST => {
+                self.gate(advertised.skills, method, SKILLS_EXTENSION)?;
+                ready(lists.skills.page_for(
+                    optional_string(view.cursor, "cursor")?.as_deref(),
+                    &extensions,
+                )?)
+            }
+            SKILLS_GET => {
+                self.gate(advertised.skills, method, SKILLS_EXTENSION)?;
+                let cache = inner.catalog.list_cache();
+                super::methods::skills::get_skill(self, reg, id, &view, cache)
             }
             TOOLS_CALL => {
                 self.gate(advertised.tools, method, "tools")?;

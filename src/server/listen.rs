@@ -433,6 +433,7 @@ mod tests {
                 prompts: false,
                 resources: true,
                 tasks: false,
+                skills: false,
             },
         )
         .unwrap();
@@ -451,6 +452,7 @@ mod tests {
                 prompts: true,
                 resources: true,
                 tasks: true,
+                skills: false,
             };
             assert_eq!(filter(Some(&raw), &h).unwrap_err().code, -32602, "{bad}");
         }
@@ -459,6 +461,7 @@ mod tests {
             prompts: true,
             resources: true,
             tasks: true,
+            skills: false,
         };
         assert!(filter(None, &h).is_err());
     }

@@ -1,4 +1,4 @@
-//! The four list methods, paginated and serialized once when the server is built and
+//! The four list methods and `skills/list`, paginated and serialized once when the server is built and
 //! again, list by list, when a runtime change touches them.
 //!
 //! When definitions declare scopes, a caller with a [`Principal`] sees only what its scopes
@@ -22,7 +22,7 @@ use crate::handler::registry::Registry;
 use crate::handler::{Principal, ScopeHierarchy};
 use crate::protocol::{
     CachePolicy, CacheScope, ErrorObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, RequestId, ResultMeta, StampResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, RequestId, ResultMeta, StampResult,
 };
 
 /// The pieces of a list in which at least one item declares scopes, pre-encoded for the
@@ -333,13 +333,15 @@ pub(crate) struct ListSettings {
     pub(crate) meta: ResultMeta,
 }
 
-/// All four lists. A list no runtime change touched is shared with the previous version.
+/// All four lists, and the skills (Skills extension). A list no runtime change touched is
+/// shared with the previous version.
 #[derive(Debug, Clone)]
 pub(crate) struct Lists {
     pub(crate) tools: Arc<PagedList>,
     pub(crate) resources: Arc<PagedList>,
     pub(crate) templates: Arc<PagedList>,
     pub(crate) prompts: Arc<PagedList>,
+    pub(crate) skills: Arc<PagedList>,
 }
 
 impl Lists {
@@ -363,6 +365,7 @@ impl Lists {
             resources: resources(registry, settings),
             templates: templates(registry, settings),
             prompts: prompts(registry, settings),
+            skills: skills(registry, settings),
         }
     }
 
@@ -388,6 +391,7 @@ impl Lists {
             resources: keep(touched.resources, &self.resources, resources),
             templates: keep(touched.resources, &self.templates, templates),
             prompts: keep(touched.prompts, &self.prompts, prompts),
+            skills: keep(touched.skills, &self.skills, skills),
         }
     }
 }
@@ -445,6 +449,18 @@ fn prompts(registry: &Registry, s: &ListSettings) -> Arc<PagedList> {
         scopes,
         s,
         ListPromptsResult::new,
+    ))
+}
+
+fn skills(registry: &Registry, s: &ListSettings) -> Arc<PagedList> {
+    let items = registry.skills.iter().map(|k| k.entry.clone()).collect();
+    let scopes = registry.skills.iter().map(|_| Arc::from([])).collect();
+    Arc::new(PagedList::build(
+        "skills",
+        items,
+        scopes,
+        s,
+        ListSkillsResult::new,
     ))
 }
 

@@ -157,3 +157,26 @@ fn every_tasks_scenario_passes() {
     }
     assert_eq!(total, 44);
 }
+
+/// The Skills extension's scenarios (`sep-2640-skills-*`, run by `--scenario` as extension
+/// scenarios are) against the reference server and its demo skill: every check of the
+/// listing, the entries, `skills/get` and the `SKILL.md` resource passes. (The
+/// `sep-2640-skills-directory` scenario only checks `resources/directory/read`, an optional
+/// part of the extension this server does not declare: all its checks are skipped.)
+#[test]
+fn the_skills_scenarios_pass() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    for (scenario, checks) in [
+        ("sep-2640-skills-enumeration", 32),
+        ("sep-2640-skills-manifest", 6),
+    ] {
+        let (ok, text) = run(&["server", "--url", &server.url, "--scenario", scenario]);
+        assert!(ok, "{scenario} failed:\n{text}");
+        let summary = format!("Passed: {checks}/{checks}, 0 failed, 0 warnings");
+        assert!(
+            text.contains(&summary),
+            "{scenario}: expected {summary:?}:\n{text}"
+        );
+        assert!(!text.contains("FAILURE"), "{scenario}:\n{text}");
+    }
+}

@@ -5,7 +5,9 @@
 //! and its `StdioClientTransport` spawning the binary with `--transport stdio`. The v1 client
 //! (`@modelcontextprotocol/sdk` 1.x) in a 2025-11-25 session, on one replica and through
 //! nginx across three: elicitation, sampling and roots requests answered by its handlers, a
-//! list change heard on its GET stream, `setLoggingLevel`, `terminateSession`.
+//! list change heard on its GET stream, `setLoggingLevel`, `terminateSession`. The v2
+//! client's `SkillsClient` (`ext/skills`) lists, gets and reads the demo skill over HTTP and
+//! stdio, in both eras.
 
 use std::process::Command;
 
@@ -14,6 +16,7 @@ use std::path::PathBuf;
 use crate::support::cluster::{Cluster, ClusterOptions, TempDir};
 use crate::support::legacy::check_recorded_legacy_messages;
 use crate::support::process::{node, root, run_interop_client, spawn_server, tool};
+use crate::support::schema::{check_legacy_message, check_message};
 
 /// The installed `@modelcontextprotocol/client` package.
 fn ts_client() -> PathBuf {
@@ -92,4 +95,66 @@ async fn typescript_sdk_v1_client_runs_a_legacy_session_across_three_replicas() 
     tokio::task::spawn_blocking(move || run_typescript_legacy_client(&url))
         .await
         .unwrap();
+}
+
+/// Runs `tests/interop/typescript/skills.mjs` in `era` (`modern` or `legacy`) against
+/// `target` (`http URL` or `stdio COMMAND ARGS…`), asserts every step passed, and checks
+/// every message the SDK received against its era's schema, the skills results against the
+/// extension's shapes.
+fn run_typescript_skills_client(era: &str, target: &[&str]) {
+    let dir = TempDir::new("ts-skills");
+    let record = dir.path().join("received.jsonl");
+    run_interop_client(
+        Command::new(node())
+            .arg(root().join("tests/interop/typescript/skills.mjs"))
+            .arg(ts_client())
+            .arg(&record)
+            .arg(era)
+            .args(target),
+        "TypeScript SDK skills interop",
+    );
+    let text = std::fs::read_to_string(&record)
+        .unwrap_or_else(|e| panic!("the client recorded nothing at {}: {e}", record.display()));
+    let mut answered = std::collections::BTreeSet::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let answers = r["answers"].as_str();
+        if era == "modern" {
+            check_message(&r["message"], answers);
+        } else {
+            check_legacy_message(&r["message"], answers);
+        }
+        if r["message"].get("result").is_some() {
+            answered.extend(answers.map(str::to_owned));
+        }
+    }
+    for method in ["skills/list", "skills/get", "resources/read"] {
+        assert!(
+            answered.contains(method),
+            "no {method} result among the recorded messages ({answered:?})"
+        );
+    }
+}
+
+#[test]
+fn typescript_sdk_skills_client_over_http_in_both_eras() {
+    let server = spawn_server(&[]);
+    for era in ["modern", "legacy"] {
+        run_typescript_skills_client(era, &["http", &server.url]);
+    }
+}
+
+#[test]
+fn typescript_sdk_skills_client_over_stdio_in_both_eras() {
+    for era in ["modern", "legacy"] {
+        run_typescript_skills_client(
+            era,
+            &[
+                "stdio",
+                env!("CARGO_BIN_EXE_stateless-mcp"),
+                "--transport",
+                "stdio",
+            ],
+        );
+    }
 }

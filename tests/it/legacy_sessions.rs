@@ -238,9 +238,46 @@ async fn delete_ends_the_session_on_every_replica() {
     none.session = None;
     assert_eq!(
         none.delete().await,
-        405,
-        "DELETE without a session is today's 405"
+        400,
+        "DELETE without a session that says it speaks 2025-11-25: that revision's 400"
     );
+}
+
+/// GET and DELETE without `Mcp-Session-Id` answer alike: 405 with `Allow: POST` (the
+/// 2026-07-28 answer), or 400 when `MCP-Protocol-Version` says the request speaks 2025-11-25.
+#[tokio::test]
+async fn get_and_delete_without_a_session_answer_in_the_era_they_speak() {
+    let d = Deployment::new();
+    let srv = d.replica().await;
+    let c = Client::new(&srv.url);
+    for method in ["GET", "DELETE"] {
+        let accept = vec![("accept".to_owned(), "text/event-stream".to_owned())];
+        let x = c
+            .send_with(method, accept.clone(), String::new(), None)
+            .await;
+        assert_eq!(x.status, 405, "{method} without a version: {}", x.body);
+        assert_eq!(
+            x.headers.get("allow").and_then(|v| v.to_str().ok()),
+            Some("POST"),
+            "{method}"
+        );
+        for version in ["2026-07-28", "not-a-version"] {
+            let mut h = accept.clone();
+            h.push(("mcp-protocol-version".into(), version.into()));
+            let x = c.send_with(method, h, String::new(), None).await;
+            assert_eq!(x.status, 405, "{method} speaking {version}: {}", x.body);
+        }
+        let mut h = accept.clone();
+        h.push(("mcp-protocol-version".into(), "2025-11-25".into()));
+        let x = c.send_with(method, h, String::new(), None).await;
+        assert_eq!(x.status, 400, "{method} speaking 2025-11-25: {}", x.body);
+        assert_eq!(x.error_code(), -32600, "{method}: {}", x.body);
+        assert!(
+            x.body.contains("Mcp-Session-Id"),
+            "{method}: the error names the missing header: {}",
+            x.body
+        );
+    }
 }
 
 #[tokio::test]

@@ -179,5 +179,6 @@ async fn get_streams_are_refused_without_a_live_session_or_event_stream() {
     assert_eq!(json_only.status, 406);
     let mut none = c.clone();
     none.session = None;
-    assert_eq!(none.open_stream().await.status, 405);
+    // It says it speaks 2025-11-25 (MCP-Protocol-Version): that revision's 400.
+    assert_eq!(none.open_stream().await.status, 400);
 }

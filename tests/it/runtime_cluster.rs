@@ -1,7 +1,9 @@
 //! The runtime tool set on three replica processes sharing a real `redis-server`
 //! (`--runtime-tools`, the pattern of `examples/runtime_tools.rs`): a change made through one
 //! replica's admin route reaches the listen (and legacy GET) streams on the others, every replica's
-//! `tools/list` converges, and a replica started later serves the current set. The admin
+//! `tools/list` converges, and a replica started later serves the current set. Each runtime
+//! tool comes with its skill: the resource list changes with it (`resources/list_changed`
+//! on every replica) and every replica's `skills/list` follows. The admin
 //! route wants the `--admin-token`; every replica's `/metrics` labels the runtime tool by
 //! its name.
 
@@ -15,6 +17,54 @@ use crate::support::legacy::LegacyClient;
 use crate::support::listen::Listener;
 use crate::support::process::spawn_server;
 use crate::support::{Client, http};
+
+const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
+const RESOURCES_CHANGED: &str = "notifications/resources/list_changed";
+/// The skill that comes with `runtime_upper`.
+const UPPER_SKILL: &str = "skill://runtime/runtime-upper/SKILL.md";
+
+/// Reads `l` until a notification of `kind` arrives (others may come first).
+async fn until_kind(l: &mut Listener, kind: &str) {
+    for _ in 0..10 {
+        if l.next_kind().await == kind {
+            return;
+        }
+    }
+    panic!("no {kind} among the next 10 notifications");
+}
+
+/// Waits until a replica's `skills/list` has (or has not) the skill `uri`.
+async fn until_skill(c: &Client, uri: &str, present: bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (mut listed, mut cursor) = (false, None::<String>);
+        loop {
+            let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
+            let x = c.request("skills/list", json!("s"), params).await;
+            if x.response().get("error").is_some() {
+                break; // The list changed under the walk: look again.
+            }
+            let r = x.result();
+            listed |= r["skills"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["uri"] == uri);
+            match r["nextCursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        if listed == present {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{uri} listed: {listed} after 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
 
 /// Every tool name of a replica's list, following its cursors (pages of 2).
 async fn all_tools(c: &Client) -> Vec<String> {
@@ -104,7 +154,8 @@ async fn a_change_through_one_replica_reaches_every_replica() {
     );
     let mut listeners = Vec::new();
     for (i, client) in clients.iter().enumerate() {
-        let mut l = Listener::open(client, json!(i), json!({"toolsListChanged": true})).await;
+        let filter = json!({"toolsListChanged": true, "resourcesListChanged": true});
+        let mut l = Listener::open(client, json!(i), filter).await;
         assert_eq!(
             l.next_kind().await,
             "notifications/subscriptions/acknowledged"
@@ -137,13 +188,22 @@ async fn a_change_through_one_replica_reaches_every_replica() {
         admin(&c.replicas[0].base, reqwest::Method::PUT, "runtime_upper").await,
         204
     );
+    // The tool and its skill: the tool list and the resource list (the skill's files).
     for l in &mut listeners {
-        assert_eq!(l.next_kind().await, "notifications/tools/list_changed");
+        let mut heard = vec![l.next_kind().await, l.next_kind().await];
+        heard.sort();
+        assert_eq!(heard, [RESOURCES_CHANGED, TOOLS_CHANGED]);
     }
-    assert_eq!(
-        legacy_stream.next().await.unwrap(),
-        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-    );
+    let mut heard = Vec::new();
+    for _ in 0..2 {
+        let m = legacy_stream.next().await.unwrap();
+        heard.push(m["method"].as_str().unwrap().to_owned());
+    }
+    heard.sort();
+    assert_eq!(heard, [RESOURCES_CHANGED, TOOLS_CHANGED]);
+    for client in &clients {
+        until_skill(client, UPPER_SKILL, true).await;
+    }
     let mut lists = Vec::new();
     for client in &clients {
         lists.push(until_listed(client, "runtime_upper", true).await);
@@ -200,7 +260,10 @@ async fn a_change_through_one_replica_reaches_every_replica() {
         "lists differ: {lists:?}"
     );
     for l in &mut listeners {
-        assert_eq!(l.next_kind().await, "notifications/tools/list_changed");
+        until_kind(l, TOOLS_CHANGED).await;
+    }
+    for client in &clients {
+        until_skill(client, UPPER_SKILL, false).await;
     }
     let gone = clients[0]
         .request(

@@ -23,7 +23,7 @@ use super::rejection::{
 };
 use super::request_headers::RequestHeaders;
 use super::{negotiate, reply};
-use crate::legacy::classify::{Era, classify};
+use crate::legacy::classify::{Era, classify, says_legacy};
 use crate::legacy::{HttpRequest as LegacyRequest, Legacy};
 
 use crate::observability::metrics::{self, Refusal};
@@ -179,8 +179,12 @@ async fn process(
     if parts.method != Method::POST {
         // A legacy session's GET and DELETE (boxed: inline, their futures would make every
         // request's future larger, and it is moved on its way into hyper).
+        // Without a session: 405, or 400 to a request that says it speaks 2025-11-25.
         let (Some(legacy), Some(session)) = (legacy, session) else {
-            return Err(MethodNotAllowed.into_response());
+            return Err(match legacy {
+                Some(wing) if says_legacy(&mirror.protocol_version) => wing.no_session(),
+                _ => MethodNotAllowed.into_response(),
+            });
         };
         let request = LegacyRequest {
             mirror,

@@ -1,6 +1,9 @@
 //! Validates every message the server emits against the official JSON Schema of its era:
 //! 2026-07-28 ([`check_message`], [`assert_valid`]) and, for legacy clients, 2025-11-25
-//! ([`check_legacy_message`], [`assert_valid_legacy`]).
+//! ([`check_legacy_message`], [`assert_valid_legacy`]), whose results must also carry only
+//! the members that revision defines ([`assert_legacy_members`]). The Skills extension's
+//! results, which no schema file defines, are checked against its shapes
+//! ([`assert_skills_result`]).
 //!
 //! The schemas are the spec's files and are not committed. Each is read from an environment
 //! variable (`MCP_SCHEMA_JSON`, `MCP_LEGACY_SCHEMA_JSON`), else
@@ -198,6 +201,156 @@ pub fn check_message(message: &Value, method: Option<&str>) {
         // CallToolResult.
     } else if let Some(def) = method.and_then(result_def) {
         assert_valid(def, result);
+    } else if let Some(m @ ("skills/list" | "skills/get")) = method {
+        assert_skills_result(m, result, true);
+    }
+}
+
+/// The 2025-11-25 `_meta` key no legacy result carries (2026-07-28 names the server there).
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The members `$defs/<def>` of `s` defines (following one `$ref`).
+fn defined_members(s: &Schema, def: &str) -> Vec<String> {
+    let mut d = &s.root["$defs"][def];
+    if let Some(r) = d.get("$ref").and_then(Value::as_str) {
+        d = &s.root["$defs"][r.trim_start_matches("#/$defs/")];
+    }
+    d["properties"]
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The strict pass over a legacy result: every member is one the 2025-11-25 definition
+/// `def` defines (so none that only 2026-07-28 defines, such as `resultType`, `ttlMs` or
+/// `cacheScope`, although the 2025-11-25 schema lets results carry extra members), its
+/// `_meta` has no `serverInfo`, and `initialize` advertises only 2025-11-25 capabilities
+/// (with `extensions` holding only the Skills extension, whose backport reads it there).
+pub fn assert_legacy_members(def: &str, result: &Value) {
+    let s = legacy_schema();
+    let defined = defined_members(s, def);
+    let obj = result
+        .as_object()
+        .unwrap_or_else(|| panic!("a result is an object: {result}"));
+    for key in obj.keys() {
+        assert!(
+            defined.contains(key),
+            "a 2025-11-25 {def} carries {key:?}, which that revision does not define: {result}"
+        );
+    }
+    if let Some(meta) = result.get("_meta") {
+        assert!(
+            meta.get(SERVER_INFO_KEY).is_none(),
+            "a 2025-11-25 {def} carries {SERVER_INFO_KEY} in _meta: {result}"
+        );
+    }
+    if def == "InitializeResult" {
+        let caps = &result["capabilities"];
+        let defined = defined_members(s, "ServerCapabilities");
+        for key in caps.as_object().expect("capabilities").keys() {
+            assert!(
+                defined.contains(key) || key == "extensions",
+                "initialize advertises {key:?}, which 2025-11-25 does not define: {caps}"
+            );
+        }
+        if let Some(ext) = caps.get("extensions") {
+            for id in ext.as_object().expect("extensions is an object").keys() {
+                assert_eq!(
+                    id, "io.modelcontextprotocol/skills",
+                    "initialize advertises an extension 2025-11-25 clients cannot use: {caps}"
+                );
+            }
+        }
+    }
+}
+
+/// Precise shape of a Skills extension result (`skills/list`, `skills/get`), which no
+/// official schema file defines: as the extension specifies it (SEP-2640), the entries
+/// strict, the front matter open. On 2026-07-28 (`modern`) the result is a cacheable
+/// `complete` result; on 2025-11-25 it has no `resultType`, `ttlMs` nor `cacheScope`.
+pub fn assert_skills_result(method: &str, result: &Value, modern: bool) {
+    let entry = serde_json::json!({
+        "type": "object", "additionalProperties": false,
+        "required": ["uri", "frontmatter", "resources"],
+        "properties": {
+            "uri": {"type": "string", "pattern": "^[a-z][a-z0-9+.-]*://.+/SKILL\\.md$"},
+            "frontmatter": {
+                "type": "object", "required": ["name", "description"],
+                "properties": {
+                    "name": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$", "maxLength": 64},
+                    "description": {"type": "string", "minLength": 1, "maxLength": 1024}
+                }
+            },
+            "resources": {"oneOf": [
+                {"const": "dynamic"},
+                {"type": "array", "minItems": 1, "maxItems": 512, "items": {
+                    "type": "object", "additionalProperties": false,
+                    "required": ["uri", "digest", "size"],
+                    "properties": {
+                        "uri": {"type": "string"},
+                        "digest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+                        "size": {"type": "integer", "minimum": 0}
+                    }
+                }}
+            ]},
+            "_meta": {"type": "object"}
+        }
+    });
+    let (body_key, body) = match method {
+        "skills/list" => (
+            "skills",
+            serde_json::json!({"type": "array", "items": entry}),
+        ),
+        "skills/get" => ("skill", entry),
+        other => panic!("{other} is not a Skills extension method"),
+    };
+    let mut properties = serde_json::json!({body_key: body, "_meta": {"type": "object"}});
+    let mut required = vec![body_key];
+    if method == "skills/list" {
+        properties["nextCursor"] = serde_json::json!({"type": "string"});
+    }
+    if modern {
+        properties["resultType"] = serde_json::json!({"const": "complete"});
+        properties["ttlMs"] = serde_json::json!({"type": "integer", "minimum": 0});
+        properties["cacheScope"] = serde_json::json!({"enum": ["public", "private"]});
+        required.extend(["resultType", "ttlMs", "cacheScope"]);
+    }
+    let schema = serde_json::json!({
+        "type": "object", "additionalProperties": false,
+        "required": required, "properties": properties
+    });
+    let v = jsonschema::validator_for(&schema).expect("the Skills result schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(result)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    let era = if modern { "2026-07-28" } else { "2025-11-25" };
+    assert!(
+        errors.is_empty(),
+        "not a valid {era} {method} result: {errors:?}\n{result}"
+    );
+    // Each entry's files are its own: SKILL.md first, the others below its directory.
+    let entries = match method {
+        "skills/list" => result["skills"].as_array().cloned().unwrap_or_default(),
+        _ => vec![result["skill"].clone()],
+    };
+    for e in entries {
+        let uri = e["uri"].as_str().unwrap();
+        let root = uri.trim_end_matches("SKILL.md");
+        let name = root.trim_end_matches('/').rsplit('/').next().unwrap();
+        assert_eq!(
+            e["frontmatter"]["name"], name,
+            "the last segment of {uri} is its name"
+        );
+        if let Some(files) = e["resources"].as_array() {
+            assert_eq!(files[0]["uri"], uri, "SKILL.md is listed first: {e}");
+            for f in files {
+                assert!(
+                    f["uri"].as_str().unwrap().starts_with(root),
+                    "{f} is outside {root}"
+                );
+            }
+        }
     }
 }
 
@@ -243,7 +396,26 @@ pub fn check_legacy_message(message: &Value, method: Option<&str>) {
         return;
     }
     assert_valid_legacy("JSONRPCResultResponse", message);
+    let result = &message["result"];
     if let Some(def) = method.and_then(legacy_result_def) {
-        assert_valid_legacy(def, &message["result"]);
+        assert_valid_legacy(def, result);
+        assert_legacy_members(def, result);
+    } else if let Some(m @ ("skills/list" | "skills/get")) = method {
+        assert_skills_result(m, result, false);
+    } else {
+        // Which definition applies is not known: at least none of the members only
+        // 2026-07-28 gives results.
+        for key in ["resultType", "ttlMs", "cacheScope"] {
+            assert!(
+                result.get(key).is_none(),
+                "a 2025-11-25 result carries {key:?}: {message}"
+            );
+        }
+        assert!(
+            result
+                .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
+                .is_none(),
+            "a 2025-11-25 result carries serverInfo in _meta: {message}"
+        );
     }
 }
