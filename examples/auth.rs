@@ -2,8 +2,10 @@
 //! that needs a scope, and the caller's identity in the handler.
 //!
 //! ```sh
-//! cargo run --example auth -- https://auth.example.com http://localhost:8080/mcp
+//! cargo run --example auth --features auth -- https://auth.example.com http://localhost:8080/mcp
 //! ```
+//!
+//! Needs the `auth` feature (`required-features` in Cargo.toml).
 //!
 //! Clients without a token get `401` with a `WWW-Authenticate` challenge pointing at
 //! `/.well-known/oauth-protected-resource/mcp`; tokens must be issued by the given issuer

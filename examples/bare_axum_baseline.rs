@@ -17,7 +17,7 @@
 //! (`#[tokio::main]`: one worker per CPU it may run on), TCP_NODELAY on every connection.
 //!
 //! Run with `cargo run --release --example bare_axum_baseline -- --listen 127.0.0.1:8081`;
-//! it prints `listening on ADDR` to stderr.
+//! it prints `listening on ADDR` to stderr. Needs no feature (it does not use this crate).
 
 use std::borrow::Cow;
 use std::net::SocketAddr;

@@ -12,8 +12,10 @@
 //! [`Principal`] granted `tools:read` into every request, standing in for an authorization
 //! layer: the caller sees all 100 tools, through the per-caller (scoped) list pages.
 //!
-//! Run with `cargo run --release --example load_server -- --listen 127.0.0.1:8080`; it
-//! logs `serving MCP address=ADDR` to stderr.
+//! Run with `cargo run --release --features reference-server --example load_server --
+//! --listen 127.0.0.1:8080`; it logs `serving MCP address=ADDR` to stderr. Needs the
+//! `reference-server` feature (its configuration and Runner wiring; `prometheus` comes with
+//! it).
 
 use schemars::JsonSchema;
 use serde::Deserialize;

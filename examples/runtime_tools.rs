@@ -9,13 +9,15 @@
 //!
 //! ```text
 //! redis-server &
-//! REDIS_URL=redis://127.0.0.1:6379 LISTEN=127.0.0.1:3000 cargo run --example runtime_tools
-//! REDIS_URL=redis://127.0.0.1:6379 LISTEN=127.0.0.1:3001 cargo run --example runtime_tools
+//! REDIS_URL=redis://127.0.0.1:6379 LISTEN=127.0.0.1:3000 cargo run --example runtime_tools --features redis
+//! REDIS_URL=redis://127.0.0.1:6379 LISTEN=127.0.0.1:3001 cargo run --example runtime_tools --features redis
 //! curl -X PUT http://127.0.0.1:3000/admin/tools/reverse     # enabled on both replicas
 //! curl -X DELETE http://127.0.0.1:3001/admin/tools/reverse  # and gone from both
 //! ```
 //!
 //! (The reference binary does the same with `--runtime-tools`, for the three-replica test.)
+//!
+//! Needs the `redis` feature (the Redis bus; `required-features` in Cargo.toml).
 //!
 //! The admin route here has no authorization, to keep the example short: a real one changes
 //! what every replica serves, so put it behind your auth (the reference binary requires a

@@ -7,6 +7,9 @@
 //! Run with `cargo run --example your_own_server --features testing`, then POST MCP
 //! requests to `http://127.0.0.1:8080/mcp`. Test with
 //! `cargo test --example your_own_server --features testing`.
+//!
+//! Needs the `testing` feature (its unit tests use the in-process client); the server itself
+//! needs none.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};

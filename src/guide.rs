@@ -45,6 +45,10 @@ pub struct Stdio;
 #[doc = include_str!("../docs/tasks.md")]
 pub struct Tasks;
 
+/// docs/skills.md
+#[doc = include_str!("../docs/skills.md")]
+pub struct Skills;
+
 /// docs/auth.md
 #[cfg(feature = "auth")]
 #[doc = include_str!("../docs/auth.md")]

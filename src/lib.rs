@@ -117,15 +117,18 @@
 //!
 //! ## Cargo features
 //!
-//! | feature | default | adds |
-//! |---|---|---|
-//! | `auth` | yes | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
-//! | `prometheus` | yes | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
-//! | `redis` | yes | `backends::RedisBus` (Redis pub/sub bus), `backends::RedisReplayStore`, `backends::RedisSessionStore` and `backends::RedisTaskStore`; `--bus redis://…` |
-//! | `nats` | no | `backends::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
-//! | `testing` | no | the `testing` module: an in-process client for your server's unit tests (no sockets), usually enabled in `[dev-dependencies]` |
-//! | `reference-server` | no | the `stateless-mcp` binary (`cargo run --features reference-server`): its CLI, config file, log set-up and fixtures; not library API, and the only feature that pulls in clap, toml and tracing-subscriber |
-//! | `external-tests` | no | nothing in the library: compiles the project's own integration tests that run installed programs (Node, Python, nginx, brokers); see the README's Testing section |
+//! None is on by default: a server with the [`Runner`], the in-process bus and the in-memory
+//! stores needs none (the README's feature table gives what each costs to build).
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `auth` | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
+//! | `prometheus` | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
+//! | `redis` | `backends::RedisBus` (Redis pub/sub bus), `backends::RedisReplayStore`, `backends::RedisSessionStore` and `backends::RedisTaskStore`; `--bus redis://…` |
+//! | `nats` | `backends::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
+//! | `testing` | the `testing` module: an in-process client for your server's unit tests (no sockets), usually enabled in `[dev-dependencies]` |
+//! | `reference-server` | the `stateless-mcp` binary (`cargo run --features reference-server`): its CLI, config file, log set-up and fixtures, with `auth`, `prometheus` and `redis`; not library API, and the only feature that pulls in clap, toml and tracing-subscriber |
+//! | `external-tests` | nothing in the library: compiles the project's own integration tests that run installed programs (Node, Python, nginx, brokers); see the README's Testing section |
 //!
 //! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and
 //! scope-filtered lists are always built, for any layer that puts a [`handler::Principal`] into the

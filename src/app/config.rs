@@ -50,6 +50,22 @@ pub enum LogFormat {
     Json,
 }
 
+/// What `--help` says above the settings: for whoever runs the server (the struct's doc
+/// comment below is for developers and stays out of it).
+const OPERATOR_HELP: &str = "\
+A stateless MCP server (protocol 2026-07-28, and 2025-11-25 clients on the same endpoint) over \
+Streamable HTTP or stdio. Run as many identical replicas as you need behind any load balancer: \
+no replica remembers a client. Several replicas share --state-keys and a broker-backed --bus.
+
+Every setting is a flag, an MCP_* environment variable (shown in brackets) and a key of the \
+optional TOML file given with --config (the name with underscores, e.g. page_size = 50). A flag \
+beats its environment variable, which beats the file, which beats the default. Settings are \
+checked at start-up: a bad one stops the server with a message naming it. Secret settings never \
+show their values here or in the logs.
+
+Probes: /healthz and /readyz, metrics: /metrics (on --admin-listen when set). SIGTERM drains \
+gracefully. Reference: docs/operations.md.";
+
 /// Settings of the `stateless-mcp` reference server.
 ///
 /// Load it with [`Config::load`] (flags, environment, config file, validation). Its `Debug`
@@ -58,7 +74,8 @@ pub enum LogFormat {
 #[command(
     name = "stateless-mcp",
     version,
-    about = "A stateless MCP (2026-07-28) server over Streamable HTTP"
+    about = "A stateless MCP (2026-07-28) server over Streamable HTTP",
+    long_about = OPERATOR_HELP
 )]
 #[non_exhaustive]
 pub struct Config {

@@ -1,6 +1,6 @@
 //! `--runtime-tools`: tools the reference server enables and disables at runtime, the same
-//! on every replica — the pattern of `examples/runtime_tools.rs` (README "Tool sets that
-//! change at runtime").
+//! on every replica — the pattern of `examples/runtime_tools.rs` (`docs/runtime-tools.md`,
+//! "Every replica converges").
 //!
 //! The shared source is the Redis hash `PREFIX.runtime-tools` on the `--bus` Redis (field =
 //! a tool name of [`MANAGED`]). `PUT /admin/tools/{name}` and `DELETE /admin/tools/{name}`

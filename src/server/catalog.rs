@@ -192,8 +192,8 @@ impl Serving {
 /// unknown tool, and a call already running finishes with the definition it started with.
 ///
 /// A change wakes this replica's listen and legacy GET streams that follow a list it
-/// changed; [`Applied::announce`] tells the other replicas (see the README's "Tool sets that
-/// change at runtime" for the pattern that makes every replica converge).
+/// changed; [`Applied::announce`] tells the other replicas (see the user guide's
+/// `docs/runtime-tools.md` for the pattern that makes every replica converge).
 ///
 /// ```
 /// # async fn demo() -> Result<(), stateless_mcp::Error> {

@@ -1,5 +1,6 @@
 //! Configuration of the real binary: bad values stop start-up with a message naming the
-//! setting; file < environment < flag; `--help` and the README table cover every setting.
+//! setting; file < environment < flag; `--help` and the configuration table of
+//! `docs/operations.md` cover every setting.
 
 use clap::CommandFactory as _;
 use serde_json::{Value, json};
@@ -157,16 +158,25 @@ fn help_documents_every_setting() {
             assert!(arg.get_help().is_some(), "--{long} has no help text");
         }
     }
+    // It speaks to operators: what the settings are and where they come from, none of the
+    // developer notes of the `Config` type.
+    assert!(help.contains("MCP_* environment variable"), "{help}");
+    for developer_note in ["Config::load", "Debug", "Config::effective"] {
+        assert!(
+            !help.contains(developer_note),
+            "--help says {developer_note}"
+        );
+    }
     // Secrets given in the environment are not shown.
     let (_, help) = run_server(&["--help"], &[("MCP_STATE_KEYS", "k:c2VjcmV0")]);
     assert!(!help.contains("c2VjcmV0"), "{help}");
 }
 
-/// The README's configuration table has one row per setting: flag, env and default as
-/// `Config::command()` declares them.
+/// The configuration table of `docs/operations.md` has one row per setting: flag, env and
+/// default as `Config::command()` declares them.
 #[test]
-fn readme_table_matches_the_flags() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+fn operations_table_matches_the_flags() {
+    let readme = std::fs::read_to_string(root().join("docs/operations.md")).unwrap();
     let mut rows = std::collections::BTreeMap::new();
     for line in readme.lines() {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -186,7 +196,7 @@ fn readme_table_matches_the_flags() {
         expected.insert(flag.clone());
         let (env, default) = rows
             .get(&flag)
-            .unwrap_or_else(|| panic!("README lacks a row for {flag}"));
+            .unwrap_or_else(|| panic!("docs/operations.md lacks a row for {flag}"));
         assert_eq!(
             Some(env.as_str()),
             arg.get_env().and_then(|e| e.to_str()),
@@ -200,7 +210,7 @@ fn readme_table_matches_the_flags() {
         if defaults.is_empty() {
             assert!(
                 !default.starts_with('`'),
-                "README gives {flag} a default ({default}) that it does not have"
+                "docs/operations.md gives {flag} a default ({default}) that it does not have"
             );
         } else {
             assert_eq!(
@@ -211,5 +221,8 @@ fn readme_table_matches_the_flags() {
         }
     }
     let documented: std::collections::BTreeSet<String> = rows.keys().cloned().collect();
-    assert_eq!(documented, expected, "README rows and settings differ");
+    assert_eq!(
+        documented, expected,
+        "docs/operations.md rows and settings differ"
+    );
 }

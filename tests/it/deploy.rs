@@ -218,6 +218,57 @@ fn the_deployment_matches_the_binary() {
     assert_eq!(pod["spec"]["securityContext"]["runAsNonRoot"], true);
 }
 
+/// A comment in a manifest that names a setting with its value, `MCP_NAME (value)`, agrees
+/// with the value the manifests set (the ConfigMap or the Deployment's env), so a comment
+/// cannot describe behaviour the settings do not give.
+#[test]
+fn manifest_comments_match_the_settings() {
+    let all = manifests();
+    let config = find(&all, "ConfigMap", "stateless-mcp");
+    let deploy = find(&all, "Deployment", "stateless-mcp");
+    let container = &deploy["spec"]["template"]["spec"]["containers"][0];
+    let value_of = |name: &str| -> Option<String> {
+        if let Some(v) = config["data"][name].as_str() {
+            return Some(v.to_owned());
+        }
+        container["env"]
+            .as_array()?
+            .iter()
+            .find(|e| e["name"] == name)
+            .and_then(|e| e["value"].as_str())
+            .map(str::to_owned)
+    };
+    let mention = regex::Regex::new(r"\b(MCP_[A-Z_]+) \(([^)]+)\)").unwrap();
+    let envs = accepted_envs();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root().join("deploy/kubernetes")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines() {
+            let Some((_, comment)) = line.split_once('#') else {
+                continue;
+            };
+            for m in mention.captures_iter(comment) {
+                let (name, said) = (&m[1], &m[2]);
+                assert!(
+                    envs.contains(name),
+                    "{}: {name} is no setting",
+                    path.display()
+                );
+                assert_eq!(
+                    value_of(name).as_deref(),
+                    Some(said),
+                    "{}: a comment says {name} ({said})",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+    }
+    // deployment.yaml: the drain (5, 25) and the bus readiness (report).
+    assert!(checked >= 3, "only {checked} settings named in comments");
+}
+
 #[test]
 fn service_pdb_hpa_and_redis_fit_the_deployment() {
     let all = manifests();
@@ -283,7 +334,7 @@ fn compose_runs_three_replicas_behind_nginx_with_redis() {
     let envs = accepted_envs();
     let replicas: Vec<&String> = services.keys().filter(|k| k.starts_with("mcp-")).collect();
     assert_eq!(replicas.len(), 3);
-    let upstream = read("deploy/nginx/upstream.conf");
+    let upstream = read("deploy/nginx/upstream-compose.conf");
     let servers = upstream_servers(&upstream);
     for name in &replicas {
         let svc = &services[*name];
@@ -309,6 +360,27 @@ fn compose_runs_three_replicas_behind_nginx_with_redis() {
         assert!(grace > secs("MCP_DRAIN_DELAY_SECS") + secs("MCP_SHUTDOWN_TIMEOUT_SECS"));
     }
     assert_eq!(servers.len(), replicas.len());
+    // The key ring comes from the environment (or deploy/.env), required: no placeholder
+    // that every replica would fail to start with.
+    for name in &replicas {
+        let keys = str_of(&services[*name]["environment"]["MCP_STATE_KEYS"]);
+        assert!(
+            keys.starts_with("${MCP_STATE_KEYS:?"),
+            "{name}: MCP_STATE_KEYS must be required from the environment, not {keys}"
+        );
+    }
+    // nginx reads compose's upstream as its upstream.conf.
+    let volumes: Vec<&str> = services["nginx"]["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(str_of)
+        .collect();
+    assert!(
+        volumes
+            .contains(&"./nginx/upstream-compose.conf:/etc/nginx/stateless-mcp/upstream.conf:ro"),
+        "{volumes:?}"
+    );
     // nginx mounts files that exist.
     for vol in services["nginx"]["volumes"].as_array().unwrap() {
         let host = str_of(vol).split(':').next().unwrap();
@@ -372,12 +444,22 @@ fn nginx_is_tuned_for_sse() {
             .any(|l| l.trim() == format!("listen {PORT};")),
         "listen.conf must listen on {PORT}"
     );
-    let upstream = read("deploy/nginx/upstream.conf");
-    assert!(upstream.contains("upstream stateless_mcp {"));
-    assert!(upstream_servers(&upstream).len() >= 3);
-    // Round robin: no hashing or stickiness directive.
-    for sticky in ["ip_hash", "hash ", "sticky", "least_conn"] {
-        assert!(!upstream.contains(sticky), "upstream.conf uses {sticky}");
+    // The shipped upstream (replicas on this host) and compose's (its service names).
+    for file in [
+        "deploy/nginx/upstream.conf",
+        "deploy/nginx/upstream-compose.conf",
+    ] {
+        let upstream = read(file);
+        assert!(upstream.contains("upstream stateless_mcp {"), "{file}");
+        assert!(upstream_servers(&upstream).len() >= 3, "{file}");
+        assert!(
+            upstream.contains("keepalive "),
+            "{file}: keep-alive to the replicas"
+        );
+        // Round robin: no hashing or stickiness directive.
+        for sticky in ["ip_hash", "hash ", "sticky", "least_conn"] {
+            assert!(!upstream.contains(sticky), "{file} uses {sticky}");
+        }
     }
 }
 

@@ -103,27 +103,86 @@ fn the_shipped_nginx_configuration_passes_nginx_t() {
     assert!(!ok, "nginx -t accepted an invalid directive value:\n{text}");
 }
 
-fn compose_config(file: &Path) -> (bool, String) {
-    run_program(
-        Command::new(program("docker-compose", "docker-compose"))
-            .arg("-f")
-            .arg(file)
-            .args(["config", "-q"]),
+/// `nginx -t` on the files exactly as shipped: `deploy/nginx/nginx.conf` read in place with
+/// its own `listen.conf` and `upstream.conf` (loopback replicas), the prefix (pid file,
+/// temporary directories) a scratch directory, as `nginx.conf`'s header prints it.
+#[test]
+fn the_shipped_nginx_configuration_passes_nginx_t_as_shipped() {
+    let prefix = TempDir::new("nginx-prefix");
+    let (ok, text) = run_program(
+        Command::new(program("nginx", "nginx"))
+            .args(["-t", "-e", "stderr", "-p"])
+            .arg(prefix.path())
+            .arg("-c")
+            .arg(root().join("deploy/nginx/nginx.conf")),
+    );
+    assert!(ok, "nginx -t refused deploy/nginx/ as shipped:\n{text}");
+    assert!(text.contains("test is successful"), "{text}");
+    // The compose upstream names hosts that resolve only inside compose: it is the one that
+    // must not be the shipped upstream.conf (nginx refuses it here), which is what the
+    // test above guards.
+    let dir = TempDir::new("nginx-compose-upstream");
+    for f in ["nginx.conf", "listen.conf"] {
+        std::fs::copy(root().join("deploy/nginx").join(f), dir.path().join(f)).unwrap();
+    }
+    std::fs::copy(
+        root().join("deploy/nginx/upstream-compose.conf"),
+        dir.path().join("upstream.conf"),
     )
+    .unwrap();
+    let (ok, text) = run_program(
+        Command::new(program("nginx", "nginx"))
+            .args(["-t", "-e", "stderr", "-p"])
+            .arg(prefix.path())
+            .arg("-c")
+            .arg(dir.path().join("nginx.conf")),
+    );
+    assert!(!ok && text.contains("host not found"), "{text}");
+}
+
+/// `docker-compose config` on `file`, with `MCP_STATE_KEYS` set (a key ring the way the
+/// compose file's header generates one) or not.
+fn compose_config(file: &Path, keys: bool) -> (bool, String) {
+    // Neither the caller's environment nor a deploy/.env may decide the outcome.
+    let dir = TempDir::new("compose-env");
+    let env_file = dir.path().join("empty.env");
+    std::fs::write(&env_file, "").unwrap();
+    let mut cmd = Command::new(program("docker-compose", "docker-compose"));
+    cmd.env_remove("MCP_STATE_KEYS")
+        .arg("--env-file")
+        .arg(&env_file)
+        .arg("-f")
+        .arg(file)
+        .args(["config", "-q"]);
+    if keys {
+        cmd.env(
+            "MCP_STATE_KEYS",
+            "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+        );
+    }
+    run_program(&mut cmd)
 }
 
 #[test]
 fn the_compose_file_passes_docker_compose_config() {
     let shipped = root().join("deploy/compose.yaml");
-    let (ok, text) = compose_config(&shipped);
+    let (ok, text) = compose_config(&shipped, true);
     assert!(ok, "docker-compose refused deploy/compose.yaml:\n{text}");
+    // Without a key ring it stops at once, saying what to set (no replica starts with a
+    // placeholder key and restarts in a loop).
+    let (ok, text) = compose_config(&shipped, false);
+    assert!(!ok, "docker-compose ran without MCP_STATE_KEYS:\n{text}");
+    assert!(
+        text.contains("set MCP_STATE_KEYS"),
+        "no message naming MCP_STATE_KEYS:\n{text}"
+    );
     let text_of = std::fs::read_to_string(&shipped).unwrap();
     let broken = text_of.replacen("ports:", "portz:", 1);
     assert_ne!(broken, text_of);
     let dir = TempDir::new("compose-broken");
     let copy = dir.path().join("compose.yaml");
     std::fs::write(&copy, broken).unwrap();
-    let (ok, text) = compose_config(&copy);
+    let (ok, text) = compose_config(&copy, true);
     assert!(!ok, "docker-compose accepted an unknown option:\n{text}");
     assert!(text.contains("portz"), "{text}");
 }

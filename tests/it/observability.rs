@@ -247,11 +247,13 @@ async fn admin_listen_moves_health_and_metrics_off_the_mcp_port() {
     );
 }
 
-/// The README's metrics table lists exactly the metrics of `observability::metrics`.
+/// The metrics table of `docs/operations.md` lists exactly the metrics of
+/// `observability::metrics`.
 #[test]
-fn readme_lists_every_metric() {
+fn operations_doc_lists_every_metric() {
     let readme =
-        std::fs::read_to_string(crate::support::process::root().join("README.md")).unwrap();
+        std::fs::read_to_string(crate::support::process::root().join("docs/operations.md"))
+            .unwrap();
     let listed: std::collections::BTreeSet<String> = readme
         .lines()
         .filter_map(|l| l.strip_prefix("| `mcp_"))

@@ -8,8 +8,9 @@
 //! The schemas are the spec's files and are not committed. Each is read from an environment
 //! variable (`MCP_SCHEMA_JSON`, `MCP_LEGACY_SCHEMA_JSON`), else
 //! `../shared/spec/<version>/schema.json`, else `target/mcp-schema/<version>/schema.json`
-//! (where `scripts/provision.sh` fetches them). Without any of them the tests fail, saying
-//! so.
+//! (where `scripts/provision.sh schemas` fetches them). When either is missing, the first
+//! test that needs a schema stops the whole test binary at once with one message saying how
+//! to get them ([`require_schemas`]), rather than every test failing on its own.
 //!
 //! The fuzz targets check their answers with this same file (`src/fuzzing.rs` includes it
 //! with `#[path]` under the `fuzzing` feature), so it uses nothing but std, serde_json and
@@ -42,36 +43,68 @@ const LEGACY: Era = Era {
     env: "MCP_LEGACY_SCHEMA_JSON",
 };
 
-fn schema_path(era: &Era) -> PathBuf {
-    if let Ok(p) = std::env::var(era.env) {
-        return PathBuf::from(p);
+/// Where `era`'s schema file is, or what was looked at.
+fn locate(era: &Era) -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os(era.env) {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("${} = {} (no such file)", era.env, p.display()))
+        };
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let candidates = [
         root.join(format!("../shared/spec/{}/schema.json", era.version)),
         root.join(format!("target/mcp-schema/{}/schema.json", era.version)),
     ];
-    for c in &candidates {
-        if c.exists() {
-            return c.clone();
+    candidates
+        .iter()
+        .find(|c| c.is_file())
+        .cloned()
+        .ok_or_else(|| {
+            let looked: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+            format!("${} (unset), {}", era.env, looked.join(", "))
+        })
+}
+
+/// Both schemas are there, or the test binary stops now with one message: every message a
+/// test receives is validated against them, so without them each test would fail on its
+/// own (hundreds of identical failures hiding the cause). Checked once, by the first test
+/// that needs a schema. The message goes to the process's stderr directly: libtest keeps a
+/// test's `eprintln!` to itself.
+fn require_schemas() {
+    static CHECKED: OnceLock<()> = OnceLock::new();
+    CHECKED.get_or_init(|| {
+        let missing: Vec<String> = [&CURRENT, &LEGACY]
+            .into_iter()
+            .filter_map(|era| {
+                locate(era)
+                    .err()
+                    .map(|looked| format!("  - {} (looked at {looked})", era.version))
+            })
+            .collect();
+        if missing.is_empty() {
+            return;
         }
-    }
-    panic!(
-        "the MCP {} schema.json was not found (looked at ${}, {}); \
-         run scripts/provision.sh, which fetches it into target/mcp-schema/, or set {}",
-        era.version,
-        era.env,
-        candidates
-            .iter()
-            .map(|c| c.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        era.env
-    );
+        let message = format!(
+            "\nThe official MCP JSON schemas are missing, so the tests stop here:\n{}\n\n\
+             Every message the tests receive is checked against them; they are the spec's \
+             files and not committed. Get both with\n\n    bash scripts/provision.sh schemas\n\n\
+             (it fetches schema/2026-07-28/schema.json and schema/2025-11-25/schema.json from \
+             github.com/modelcontextprotocol/modelcontextprotocol into target/mcp-schema/), \
+             or set MCP_SCHEMA_JSON and MCP_LEGACY_SCHEMA_JSON to copies of those files.\n",
+            missing.join("\n")
+        );
+        use std::io::Write as _;
+        let _ = std::io::stderr().write_all(message.as_bytes());
+        std::process::exit(2);
+    });
 }
 
 fn load(era: &Era) -> Schema {
-    let path = schema_path(era);
+    require_schemas();
+    let path = locate(era).expect("checked by require_schemas");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let root: Value = serde_json::from_str(&text).expect("schema.json is JSON");
