@@ -48,6 +48,7 @@ mod listen;
 mod mrtr;
 mod observability;
 mod pagination;
+mod rate_store;
 mod robustness;
 mod rolling_deploy;
 mod runner;
@@ -77,6 +78,8 @@ mod interop_python;
 mod interop_typescript;
 #[cfg(feature = "external-tests")]
 mod legacy_replicas;
+#[cfg(all(feature = "external-tests", feature = "redis"))]
+mod rate_limits_shared;
 #[cfg(all(feature = "external-tests", feature = "redis"))]
 mod runtime_cluster;
 #[cfg(feature = "external-tests")]
