@@ -47,10 +47,11 @@ pub(crate) fn credential<'a>(
     };
     let token = rest.trim_matches(' ');
     if token.is_empty() || !token.bytes().all(is_token68) {
-        return Err(Rejection::invalid_request(
-            "The Authorization header is not of the form `Bearer <token>` or `DPoP <token>`",
-        )
-        .in_scheme(scheme));
+        let form = match scheme {
+            Scheme::Bearer => "The Authorization header is not of the form `Bearer <token>`",
+            Scheme::Dpop => "The Authorization header is not of the form `DPoP <token>`",
+        };
+        return Err(Rejection::invalid_request(form).in_scheme(scheme));
     }
     Ok((scheme, token))
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use crate::support::cluster::{Cluster, ClusterOptions, metric, replica_of};
+use crate::support::cluster::{Cluster, ClusterOptions, metric};
 use crate::support::{checked_messages, http_request, request_parts};
 
 /// The caller's budget: B requests per second, bursts of BURST.

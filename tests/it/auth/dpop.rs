@@ -141,8 +141,13 @@ async fn proofs_are_checked_claim_by_claim_and_bound_tokens_only_go_with_their_k
 
     // A replayed proof is refused on the other replica (the jti is claimed in Redis).
     let proof = key.proof("POST", RESOURCE, Some(&jwt), None);
-    assert_eq!(list(&a, &dpop(&jwt), &[proof.clone()]).await.status, 200);
-    let replayed = list(&b, &dpop(&jwt), &[proof.clone()]).await;
+    assert_eq!(
+        list(&a, &dpop(&jwt), std::slice::from_ref(&proof))
+            .await
+            .status,
+        200
+    );
+    let replayed = list(&b, &dpop(&jwt), std::slice::from_ref(&proof)).await;
     replayed.refused_with("invalid_dpop_proof");
     assert!(replayed.body.contains("used before"), "{}", replayed.body);
     list(&a, &dpop(&jwt), &[proof])

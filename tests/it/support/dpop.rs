@@ -9,7 +9,6 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use p256::ecdsa::signature::Signer as _;
 use p256::ecdsa::{Signature, SigningKey};
-use p256::elliptic_curve::sec1::ToEncodedPoint as _;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
@@ -73,12 +72,16 @@ impl Issuer {
             Format::Jwt => "jwt",
             Format::Opaque => "opaque",
         };
-        let mut req = reqwest::Client::new().post(&url).form(&[
-            ("grant_type", "client_credentials"),
-            ("resource", resource),
-            ("scope", scope),
-            ("format", format),
-        ]);
+        let form = oauth2::url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("grant_type", "client_credentials")
+            .append_pair("resource", resource)
+            .append_pair("scope", scope)
+            .append_pair("format", format)
+            .finish();
+        let mut req = reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form);
         if let Some(k) = key {
             req = req.header("dpop", k.proof("POST", &url, None, None));
         }
