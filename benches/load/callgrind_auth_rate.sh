@@ -9,7 +9,11 @@
 #   bearer       --auth-issuer … with a bearer JWT (verified once, then cached)
 #   dpop         --auth-dpop accept with a DPoP-bound JWT and a fresh proof per request
 #
-#   bash benches/load/callgrind_auth_rate.sh [--requests N] [--no-build]
+#   bash benches/load/callgrind_auth_rate.sh [--requests N] [--latency-requests N]
+#                                            [--no-build] [--bin PATH]
+#
+# --bin measures another build of the binary (e.g. target/debug/stateless-mcp, only to
+# check the script: debug instruction counts say nothing about release ones).
 #
 # Needs valgrind, curl, redis-server and the test venv's Python (PyJWT; the issuer is
 # tests/it/support/dpop_issuer.py). Instructions are the server's (all threads), not
@@ -17,12 +21,16 @@
 set -euo pipefail
 
 REQUESTS=500
+LATENCY=2000
 WARMUP=50
 BUILD=1
+BIN=
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --requests) REQUESTS=$2; shift 2 ;;
+        --latency-requests) LATENCY=$2; shift 2 ;;
         --no-build) BUILD=0; shift ;;
+        --bin) BIN=$2; BUILD=0; shift 2 ;;
         *) echo "callgrind_auth_rate.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -43,7 +51,7 @@ done
 if (( BUILD )); then
     cargo build --release --features reference-server --bin stateless-mcp
 fi
-BIN=$ROOT/target/release/stateless-mcp
+BIN=${BIN:-$ROOT/target/release/stateless-mcp}
 write_bodies
 
 PIDS=()
@@ -78,10 +86,11 @@ requests() {
         *)
             : >"$file"
             for ((i = 0; i < n; i++)); do
+                ((i > 0)) && printf 'next\n'
                 printf 'url = "%s?r=%d"\nrequest = "POST"\noutput = "/dev/null"\nwrite-out = "%%{http_code} %%{time_total}\\n"\n' "$url" "$i"
                 printf 'header = "%s"\n' "Content-Type: application/json" "Accept: application/json, text/event-stream" \
                     "MCP-Protocol-Version: 2026-07-28" "Mcp-Method: tools/call" "Mcp-Name: echo"
-                printf 'data-binary = "@%s"\nnext\n' "$WORK/echo.json"
+                printf 'data-binary = "@%s"\n' "$WORK/echo.json"
             done >"$file" ;;
     esac
 }
@@ -132,10 +141,10 @@ for id in plain rate_memory rate_redis bearer dpop; do
     stop
     total=$(awk '/^summary:/ { s += $2 } END { print s + 0 }' "$out".1)
     INSTR[$id]=$(awk -v t="$total" -v n="$REQUESTS" 'BEGIN { printf "%.0f", t / n }')
-    # Latency, without valgrind: 2000 sequential requests after the warm-up.
+    # Latency, without valgrind: LATENCY sequential requests after the warm-up.
     start "$id"
     requests "$ADDR" "$id" "$WARMUP" "$WORK/warm.$id.cfg"
-    requests "$ADDR" "$id" 2000 "$WORK/lat.$id.cfg"
+    requests "$ADDR" "$id" "$LATENCY" "$WORK/lat.$id.cfg"
     run "$WORK/warm.$id.cfg" >/dev/null
     run "$WORK/lat.$id.cfg" >"$WORK/lat.$id.txt"
     stop
@@ -147,7 +156,7 @@ done
 {
     echo "# DPoP and shared rate limits: cost per tools/call echo (commit $(git rev-parse --short HEAD))"
     echo
-    echo "$REQUESTS requests (callgrind, all server threads) and 2000 requests (latency, curl time_total, release build), one keep-alive connection, after $WARMUP warm-up requests."
+    echo "Binary: $BIN. $REQUESTS requests (callgrind, all server threads) and $LATENCY requests (latency, curl time_total), one keep-alive connection, after $WARMUP warm-up requests."
     echo
     echo "| case | instr/req | added vs reference | p50 µs | p99 µs |"
     echo "|---|---|---|---|---|"

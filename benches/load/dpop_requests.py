@@ -41,6 +41,8 @@ token = json.load(urllib.request.urlopen(req))["access_token"]
 scheme = "Bearer" if bearer else "DPoP"
 with open(out, "w") as f:
     for i in range(int(n)):
+        if i:
+            f.write("next\n")
         f.write('url = "%s?r=%d"\n' % (url, i))
         f.write('request = "POST"\noutput = "/dev/null"\n')
         f.write('write-out = "%{http_code} %{time_total}\\n"\n')
@@ -50,5 +52,5 @@ with open(out, "w") as f:
                   "Authorization: %s %s" % (scheme, token)):
             f.write('header = "%s"\n' % h)
         if not bearer:
-            f.write('header = "DPoP: %s"\n' % proof("POST", resource))
-        f.write('data-binary = "@%s"\nnext\n' % body)
+            f.write('header = "DPoP: %s"\n' % proof("POST", resource, token))
+        f.write('data-binary = "@%s"\n' % body)
