@@ -19,6 +19,8 @@ fn configured(config: &Config) -> bool {
         || config.auth_introspection_client_id.is_some()
         || config.auth_introspection_client_secret.is_some()
         || config.auth_introspection_url.is_some()
+        || config.auth_dpop != super::config::DpopPolicy::Off
+        || config.auth_dpop_nonce_secs.is_some()
 }
 
 #[cfg(feature = "auth")]
@@ -68,9 +70,38 @@ pub(crate) fn resource_server(config: &Config, server: &Server) -> Result<Auth, 
     if let Some(u) = &config.auth_introspection_url {
         b = b.introspection_endpoint(u.clone());
     }
+    if let Some(policy) = dpop(config, server)? {
+        b = b.dpop(policy);
+    }
     let rs = b.build().map_err(|e| incomplete(e.message()))?;
     tracing::info!(resource = %rs.resource(), "authorization on");
     Ok(Some(rs))
+}
+
+/// The DPoP policy of `--auth-dpop` and `--auth-dpop-nonce-secs`: proof `jti`s claimed in
+/// the replay store every replica shares, nonces sealed with the server's key ring.
+#[cfg(feature = "auth")]
+fn dpop(config: &Config, server: &Server) -> Result<Option<crate::auth::Dpop>, Error> {
+    use super::config::DpopPolicy;
+    use crate::auth::Dpop;
+    let policy = match config.auth_dpop {
+        DpopPolicy::Off if config.auth_dpop_nonce_secs.is_some() => {
+            return Err(incomplete(
+                "--auth-dpop-nonce-secs needs --auth-dpop accept or require",
+            ));
+        }
+        DpopPolicy::Off => return Ok(None),
+        DpopPolicy::Accept => Dpop::accept(),
+        DpopPolicy::Require => Dpop::require(),
+    };
+    let mut policy = policy.replay_store(super::bus::replay_store(config)?);
+    if let Some(secs) = config.auth_dpop_nonce_secs {
+        policy = policy.nonces(
+            server.sealer().keys().clone(),
+            std::time::Duration::from_secs(secs),
+        );
+    }
+    Ok(Some(policy))
 }
 
 /// Without the `auth` feature, any authorization setting is an error.

@@ -84,7 +84,7 @@ pub(super) fn session_store(config: &Config) -> Result<Arc<dyn SessionStore>, Er
 
 /// The replay store for single-use `requestState` that `config.replay_store` names (by
 /// default the bus's Redis when the bus is Redis, else this process's memory).
-pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Error> {
+pub(crate) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Error> {
     let url = store_url(config, config.replay_store.as_deref());
     if url == "memory" {
         return Ok(Arc::new(MemoryReplayStore::default()));
@@ -98,6 +98,27 @@ pub(super) fn replay_store(config: &Config) -> Result<Arc<dyn ReplayStore>, Erro
     #[cfg(not(feature = "redis"))]
     Err(Error::invalid_definition(
         "--replay-store (MCP_REPLAY_STORE): this build has no redis support; rebuild with the `redis` feature",
+    ))
+}
+
+/// The shared rate store `--rate-limit-store` names, `None` for `memory` (the endpoint's
+/// own in-process budgets).
+pub(super) fn rate_store(
+    config: &Config,
+) -> Result<Option<Arc<dyn crate::extend::RateStore>>, Error> {
+    if config.rate_limit_store == "memory" {
+        return Ok(None);
+    }
+    #[cfg(feature = "redis")]
+    {
+        Ok(Some(Arc::new(crate::backends::RedisRateStore::connect(
+            &config.rate_limit_store,
+            config.bus_prefix.clone(),
+        )?)))
+    }
+    #[cfg(not(feature = "redis"))]
+    Err(Error::invalid_definition(
+        "--rate-limit-store (MCP_RATE_LIMIT_STORE): this build has no redis support; rebuild with the `redis` feature",
     ))
 }
 

@@ -31,6 +31,17 @@ pub enum BusReadiness {
     Report,
 }
 
+/// Whether the resource server takes DPoP-bound tokens (`--auth-dpop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DpopPolicy {
+    /// Bearer tokens only.
+    Off,
+    /// DPoP-bound tokens with their proofs, and bearer tokens not bound to a key.
+    Accept,
+    /// DPoP-bound tokens only.
+    Require,
+}
+
 /// How the reference server talks to its clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Transport {
@@ -169,6 +180,19 @@ pub struct Config {
     #[arg(long, env = "MCP_RATE_LIMIT_HEADER", value_parser = parse_header_name)]
     pub rate_limit_header: Option<String>,
 
+    /// Where rate budgets are kept: `memory` (each replica keeps its own, so N replicas allow
+    /// N times the budget) or `redis://HOST:PORT[/DB]` (one budget across every replica
+    /// sharing it, one Lua script per check; while it cannot be reached each replica falls
+    /// back to its own budgets, counted in `mcp_rate_limit_fallbacks_total`).
+    #[arg(long, env = "MCP_RATE_LIMIT_STORE", default_value = "memory", value_parser = parse_store, hide_env_values = true)]
+    pub rate_limit_store: String,
+
+    /// Budgets per caller for single tools, `NAME=RATE[/BURST]` comma-separated (e.g.
+    /// `search=2/5`): a caller's `tools/call`s of NAME, charged besides `--rate-limit`
+    /// (which they need). In the config file: `rate_limit_tools = ["search=2/5"]`.
+    #[arg(long, env = "MCP_RATE_LIMIT_TOOLS", value_delimiter = ',', value_parser = parse_tool_limit)]
+    pub rate_limit_tools: Vec<String>,
+
     /// Open `subscriptions/listen` streams per replica beyond which new ones get 503.
     #[arg(long, env = "MCP_MAX_LISTEN_STREAMS", default_value_t = 10_000)]
     pub max_listen_streams: usize,
@@ -303,6 +327,17 @@ pub struct Config {
     #[arg(long, env = "MCP_AUTH_ALLOW_HTTP")]
     pub auth_allow_http: bool,
 
+    /// DPoP (RFC 9449) sender-constrained tokens: `off` (bearer tokens only), `accept`
+    /// (DPoP-bound tokens with their proofs, and bearer tokens that are not bound) or
+    /// `require` (DPoP only). Proof `jti`s are claimed in the `--replay-store`.
+    #[arg(long, env = "MCP_AUTH_DPOP", value_enum, default_value = "off")]
+    pub auth_dpop: DpopPolicy,
+
+    /// Require DPoP server nonces, each valid for this many seconds to twice as long, on
+    /// every replica sharing `--state-keys`. Default: no nonces.
+    #[arg(long, env = "MCP_AUTH_DPOP_NONCE_SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub auth_dpop_nonce_secs: Option<u64>,
+
     /// Clock leeway for token expiry checks, in seconds.
     #[arg(long, env = "MCP_AUTH_LEEWAY_SECS", default_value_t = 60)]
     pub auth_leeway_secs: u64,
@@ -394,6 +429,35 @@ fn parse_store(s: &str) -> Result<String, String> {
     }
 }
 
+/// `NAME=RATE[/BURST]`.
+fn parse_tool_limit(s: &str) -> Result<String, String> {
+    tool_limit(s).map(|_| s.to_owned())
+}
+
+/// The tool name, rate and burst of a `--rate-limit-tools` entry.
+pub(super) fn tool_limit(s: &str) -> Result<(String, u32, u32), String> {
+    let bad = || format!("{s:?} must be NAME=RATE or NAME=RATE/BURST (positive integers)");
+    let (name, budget) = s.trim().split_once('=').ok_or_else(bad)?;
+    let (rate, burst) = match budget.split_once('/') {
+        Some((r, b)) => (r, Some(b)),
+        None => (budget, None),
+    };
+    let number = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(bad)
+    };
+    let rate = number(rate)?;
+    let burst = burst.map(number).transpose()?.unwrap_or(rate);
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(bad());
+    }
+    Ok((name.to_owned(), rate, burst))
+}
+
 fn parse_switch(s: &str) -> Result<bool, String> {
     match s.to_ascii_lowercase().as_str() {
         "on" | "true" | "1" | "yes" => Ok(true),
@@ -437,7 +501,8 @@ impl Config {
             .idle_timeout(secs(self.idle_timeout_secs))
     }
 
-    /// The rate limit of `--rate-limit`, `--rate-limit-burst` and `--rate-limit-header`.
+    /// The rate limit of `--rate-limit`, `--rate-limit-burst`, `--rate-limit-header` and
+    /// `--rate-limit-tools` (its store, `--rate-limit-store`, is connected by the app).
     pub fn rate_limit(&self) -> Option<crate::transport::http::RateLimit> {
         use std::num::NonZeroU32;
         let rate = NonZeroU32::new(self.rate_limit?)?;
@@ -448,6 +513,13 @@ impl Config {
         if let Some(h) = &self.rate_limit_header {
             if let Ok(name) = http::HeaderName::from_bytes(h.as_bytes()) {
                 limit = limit.client_address_header(name);
+            }
+        }
+        for entry in &self.rate_limit_tools {
+            if let Ok((name, rate, burst)) = tool_limit(entry) {
+                if let (Some(r), Some(b)) = (NonZeroU32::new(rate), NonZeroU32::new(burst)) {
+                    limit = limit.tool(name, r, b);
+                }
             }
         }
         Some(limit)

@@ -228,6 +228,13 @@ impl Config {
                 name("log")
             ));
         }
+        if !self.rate_limit_tools.is_empty() && self.rate_limit.is_none() {
+            return Err(format!(
+                "{} needs {}: tool budgets are charged besides the caller's",
+                name("rate_limit_tools"),
+                name("rate_limit")
+            ));
+        }
         if self.runtime_tools {
             let token = self.admin_token.as_deref().unwrap_or_default();
             if token.chars().count() < MIN_ADMIN_TOKEN {

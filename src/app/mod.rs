@@ -29,7 +29,7 @@ use axum::Router;
 use http::{HeaderName, HeaderValue};
 
 pub use builder::{build_server, server_builder};
-pub use config::{BusReadiness, Config, Fixtures, LogFormat, Transport};
+pub use config::{BusReadiness, Config, DpopPolicy, Fixtures, LogFormat, Transport};
 pub use effective::{REDACTED, Setting, Source};
 pub use logging::init_logging;
 
@@ -42,11 +42,18 @@ use crate::{Error, Runner, Server, StreamableHttp};
 /// health or metrics routes).
 pub fn router(config: &Config, server: Server) -> Result<Router, Error> {
     let auth = auth::resource_server(config, &server)?;
-    Ok(auth::protect(auth, endpoint(config, server).into_router()))
+    Ok(auth::protect(auth, endpoint(config, server)?.into_router()))
 }
 
 /// The MCP endpoint the configuration describes (without authorization).
-fn endpoint(config: &Config, server: Server) -> StreamableHttp {
+fn endpoint(config: &Config, server: Server) -> Result<StreamableHttp, Error> {
+    let rate_limit = match config.rate_limit() {
+        Some(limit) => match bus::rate_store(config)? {
+            Some(store) => Some(limit.store(store)),
+            None => Some(limit),
+        },
+        None => None,
+    };
     let mut http = StreamableHttp::new(server)
         .path(config.path.clone())
         .body_limit(config.body_limit)
@@ -56,7 +63,7 @@ fn endpoint(config: &Config, server: Server) -> StreamableHttp {
             0 => None,
             n => Some(usize::try_from(n).unwrap_or(usize::MAX)),
         })
-        .rate_limit(config.rate_limit());
+        .rate_limit(rate_limit);
     if !config.allowed_hosts.is_empty() {
         http = http.allowed_hosts(config.allowed_hosts.clone());
     } else if !config.listen.ip().is_loopback() {
@@ -65,7 +72,7 @@ fn endpoint(config: &Config, server: Server) -> StreamableHttp {
     if !config.allowed_origins.is_empty() {
         http = http.allowed_origins(config.allowed_origins.clone());
     }
-    http
+    Ok(http)
 }
 
 /// The response header that names the replica that answered (`--replica-id`), on every
@@ -99,7 +106,7 @@ pub fn runner(
     let auth = auth::resource_server(config, &server)?;
     let replica = HeaderValue::from_str(&config.replica_id())
         .unwrap_or_else(|_| HeaderValue::from_static("replica"));
-    let mut runner = Runner::new(endpoint(config, server))
+    let mut runner = Runner::new(endpoint(config, server)?)
         .listen(config.listen)
         .readiness(readiness)
         .response_header(REPLICA_HEADER, replica)

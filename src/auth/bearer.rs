@@ -1,11 +1,24 @@
-//! Where a token may come from: the `Authorization: Bearer` header, and nowhere else.
+//! Where a token may come from: the `Authorization` header (`Bearer`, or `DPoP` with a
+//! proof), and nowhere else.
 
 use http::{HeaderMap, Uri, header};
 
-use super::challenge::Rejection;
+use super::challenge::{Rejection, Scheme};
 
 /// The bearer token of a request, or why there is none.
+#[cfg(test)]
 pub(crate) fn token<'a>(headers: &'a HeaderMap, uri: &Uri) -> Result<&'a str, Rejection> {
+    match credential(headers, uri)? {
+        (Scheme::Bearer, token) => Ok(token),
+        (Scheme::Dpop, _) => Err(Rejection::missing()),
+    }
+}
+
+/// The access token of a request and the scheme it came in, or why there is none.
+pub(crate) fn credential<'a>(
+    headers: &'a HeaderMap,
+    uri: &Uri,
+) -> Result<(Scheme, &'a str), Rejection> {
     if query_has_token(uri) {
         return Err(Rejection::invalid_request(
             "Access tokens are not accepted in the query string; send them in the Authorization header",
@@ -24,17 +37,23 @@ pub(crate) fn token<'a>(headers: &'a HeaderMap, uri: &Uri) -> Result<&'a str, Re
         .to_str()
         .map_err(|_| Rejection::invalid_request("The Authorization header is not visible ASCII"))?;
     let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        // Another scheme (Basic, DPoP, …) carries no bearer token.
+    let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+        Scheme::Bearer
+    } else if scheme.eq_ignore_ascii_case("dpop") {
+        Scheme::Dpop
+    } else {
+        // Another scheme (Basic, …) carries no access token.
         return Err(Rejection::missing());
-    }
+    };
     let token = rest.trim_matches(' ');
     if token.is_empty() || !token.bytes().all(is_token68) {
-        return Err(Rejection::invalid_request(
-            "The Authorization header is not of the form `Bearer <token>`",
-        ));
+        let form = match scheme {
+            Scheme::Bearer => "The Authorization header is not of the form `Bearer <token>`",
+            Scheme::Dpop => "The Authorization header is not of the form `DPoP <token>`",
+        };
+        return Err(Rejection::invalid_request(form).in_scheme(scheme));
     }
-    Ok(token)
+    Ok((scheme, token))
 }
 
 /// RFC 6750 §2.1 `b64token` characters.

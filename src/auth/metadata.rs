@@ -32,6 +32,13 @@ pub(crate) fn document(resource: &str, issuer: Option<&str>, scopes: &[String]) 
     doc
 }
 
+/// Adds the DPoP members (RFC 9449 §5.1): the proof algorithms
+/// accepted, and whether only DPoP-bound tokens are.
+pub(crate) fn add_dpop(doc: &mut Value, algorithms: &[&str], required: bool) {
+    doc["dpop_signing_alg_values_supported"] = json!(algorithms);
+    doc["dpop_bound_access_tokens_required"] = json!(required);
+}
+
 /// The paths the document is served at: the path-suffixed form for the resource's path,
 /// then the root form.
 pub(crate) fn paths(resource: &Url) -> Vec<String> {

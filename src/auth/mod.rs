@@ -11,6 +11,9 @@
 //!   allowed asymmetric algorithms are accepted (never `none`, never HMAC);
 //! - any other token is introspected (RFC 7662) through the `oauth2` crate, and the answer is
 //!   cached until the token expires (bounded in time and size);
+//! - DPoP (RFC 9449), when turned on with a [`Dpop`] policy: `Authorization: DPoP` tokens
+//!   with their `DPoP` proofs (key-bound, single-use across replicas, optional server
+//!   nonces), beside bearer tokens or instead of them; see [`Dpop`];
 //! - a missing or invalid token gets `401` with
 //!   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`; a token without a scope
 //!   the operation needs gets `403` with `error="insufficient_scope"` and every scope the
@@ -61,6 +64,7 @@ mod cache;
 mod challenge;
 mod claims;
 mod discovery;
+mod dpop;
 mod future;
 mod http_client;
 mod introspection;
@@ -74,6 +78,7 @@ mod service;
 mod transport_policy;
 
 pub use algorithm::Algorithm;
+pub use dpop::Dpop;
 pub use future::ResponseFuture;
 pub use layer::AuthLayer;
 pub use resource_server::{ResourceServer, ResourceServerBuilder};

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use axum::Router;
 use bytes::Bytes;
-use http::{HeaderMap, Uri};
+use http::{HeaderMap, Method, Uri};
 use oauth2::url::Url;
 
 use super::cache::TokenCache;
-use super::challenge::{self, Rejection};
+use super::challenge::{self, DpopChallenge, Rejection, Scheme};
 use super::discovery::Discovery;
+use super::dpop::{self, Dpop, DpopCheck};
 use super::introspection::{self, Introspector};
 use super::jwks::{KeySource, KeyStore};
 use super::jwt::{self, JwtVerifier};
@@ -43,6 +44,7 @@ pub(crate) struct Inner {
     pub(crate) hierarchy: ScopeHierarchy,
     jwt: Option<JwtVerifier>,
     introspection: Option<Introspector>,
+    pub(crate) dpop: Option<DpopCheck>,
 }
 
 impl std::fmt::Debug for ResourceServer {
@@ -89,21 +91,70 @@ impl ResourceServer {
         serde_json::from_slice(&self.inner.metadata_body).unwrap_or_default()
     }
 
-    /// Validates a request's token and checks it has every scope in `required`.
+    /// What a refusal's challenges name: the metadata URL, the scopes `required`, DPoP.
+    pub(crate) fn challenge_context<'a>(
+        &'a self,
+        required: &'a [String],
+    ) -> challenge::Context<'a> {
+        challenge::Context {
+            metadata_url: &self.inner.metadata_url,
+            scopes: required,
+            dpop: self.inner.dpop.as_ref().map(|d| DpopChallenge {
+                algs: &d.algs,
+                required: d.required,
+            }),
+        }
+    }
+
+    /// Validates a request's token (and its DPoP proof, when it comes with one) and checks
+    /// it has every scope in `required`.
     pub(crate) async fn authorize(
         &self,
         headers: &HeaderMap,
+        method: &Method,
         uri: &Uri,
         required: &[String],
     ) -> Result<Principal, Rejection> {
-        let token = bearer::token(headers, uri)?;
-        let principal = self.verify(token).await?;
+        let dpop = self.inner.dpop.as_ref();
+        let (scheme, token) = bearer::credential(headers, uri)?;
+        let principal = match (scheme, dpop) {
+            (Scheme::Bearer, None) => self.verify(token).await?,
+            (Scheme::Dpop, None) => return Err(Rejection::missing()),
+            (Scheme::Bearer, Some(d)) if d.required => {
+                return Err(Rejection::invalid_token(
+                    "This resource accepts DPoP-bound tokens only (Authorization: DPoP)",
+                ));
+            }
+            (Scheme::Bearer, Some(_)) => {
+                let principal = self.verify(token).await?;
+                if dpop::bound_key(&principal).is_some() {
+                    return Err(Rejection::invalid_token(
+                        "The token is bound to a DPoP key: present it with its proof \
+                         (Authorization: DPoP)",
+                    ));
+                }
+                principal
+            }
+            (Scheme::Dpop, Some(d)) => {
+                let fail = |r: Rejection| {
+                    let nonce = (r.kind() == challenge::Kind::UseDpopNonce)
+                        .then(|| d.current_nonce())
+                        .flatten();
+                    r.in_scheme(Scheme::Dpop).with_nonce(nonce)
+                };
+                let pending = d.check_proof(headers, method, uri, token).map_err(fail)?;
+                let principal = self.verify(token).await.map_err(fail)?;
+                d.bind(pending, &principal).await.map_err(fail)?;
+                principal
+            }
+        };
         let missing = self.inner.hierarchy.missing(&principal.scopes, required);
         if !missing.is_empty() {
             return Err(Rejection::insufficient_scope(format!(
                 "This operation needs the scope(s): {}",
                 missing.join(" ")
-            )));
+            ))
+            .in_scheme(scheme));
         }
         Ok(principal)
     }
@@ -169,6 +220,7 @@ pub struct ResourceServerBuilder {
     jwt_capacity: usize,
     http_timeout: Duration,
     allow_http: bool,
+    dpop: Option<Dpop>,
 }
 
 impl std::fmt::Debug for ResourceServerBuilder {
@@ -227,7 +279,15 @@ impl ResourceServerBuilder {
             jwt_capacity: 10_000,
             http_timeout: Duration::from_secs(10),
             allow_http: false,
+            dpop: None,
         }
+    }
+
+    /// Accepts (or requires) DPoP-bound tokens (RFC 9449) under `policy`; see [`Dpop`].
+    /// Default: bearer tokens only, and the `DPoP` scheme is not recognised.
+    pub fn dpop(mut self, policy: Dpop) -> Self {
+        self.dpop = Some(policy);
+        self
     }
 
     /// The authorization server that issues tokens for this resource. Its metadata
@@ -464,7 +524,18 @@ impl ResourceServerBuilder {
         let supported = self
             .scopes_supported
             .unwrap_or_else(|| rules.all(rules.operations.all_scopes()));
-        let doc = metadata::document(&self.resource, self.issuer.as_deref(), &supported);
+        let dpop = match self.dpop {
+            None => None,
+            Some(policy) => Some(
+                DpopCheck::new(policy, resource_url.origin().ascii_serialization()).ok_or_else(
+                    || Error::invalid_definition("DPoP needs at least one proof algorithm"),
+                )?,
+            ),
+        };
+        let mut doc = metadata::document(&self.resource, self.issuer.as_deref(), &supported);
+        if let Some(d) = &dpop {
+            metadata::add_dpop(&mut doc, &d.algorithm_names(), d.required);
+        }
         Ok(ResourceServer {
             inner: Arc::new(Inner {
                 metadata_url: metadata::url(&resource_url),
@@ -476,6 +547,7 @@ impl ResourceServerBuilder {
                 hierarchy: self.hierarchy,
                 jwt,
                 introspection,
+                dpop,
             }),
         })
     }

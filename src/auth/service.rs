@@ -2,11 +2,15 @@
 
 use std::task::{Context, Poll};
 
-use http::{Request, Response, header};
+use http::{HeaderName, HeaderValue, Request, Response, header};
 use tower::Service;
 
+use super::challenge::DPOP_NONCE;
 use super::future::ResponseFuture;
 use super::resource_server::ResourceServer;
+
+/// The `DPoP` request header (RFC 9449 §4.1).
+const DPOP: HeaderName = HeaderName::from_static("dpop");
 
 /// A service that admits only requests with a valid bearer token and the scopes their
 /// operation needs; others get a `401`/`403`/`400` challenge and never reach the inner
@@ -45,14 +49,21 @@ where
                 let (mut parts, body) = request.into_parts();
                 let required = server.inner.rules.required(&parts.headers);
                 match server
-                    .authorize(&parts.headers, &parts.uri, &required)
+                    .authorize(&parts.headers, &parts.method, &parts.uri, &required)
                     .await
                 {
                     Ok(principal) => {
                         parts.headers.remove(header::AUTHORIZATION);
+                        parts.headers.remove(DPOP);
                         parts.extensions.insert(principal);
                         parts.extensions.insert(server.inner.hierarchy.clone());
-                        inner.call(Request::from_parts(parts, body)).await
+                        let nonce = server.inner.dpop.as_ref().and_then(|d| d.current_nonce());
+                        let mut response = inner.call(Request::from_parts(parts, body)).await?;
+                        // The nonce to use next (RFC 9449 §8.2), on every admitted response.
+                        if let Some(v) = nonce.and_then(|n| HeaderValue::from_str(&n).ok()) {
+                            response.headers_mut().insert(DPOP_NONCE, v);
+                        }
+                        Ok(response)
                     }
                     Err(rejection) => {
                         tracing::debug!(
@@ -61,7 +72,7 @@ where
                             "request refused by the resource server"
                         );
                         crate::observability::metrics::record_auth_failure(rejection.reason());
-                        Ok(rejection.into_response(&server.inner.metadata_url, &required))
+                        Ok(rejection.into_response(&server.challenge_context(&required)))
                     }
                 }
             }),

@@ -8,7 +8,8 @@
 //! | what | trait | one replica | shared |
 //! |---|---|---|---|
 //! | change events between replicas | [`NotifyBus`](crate::extend::NotifyBus) | [`MemoryBus`] | [`RedisBus`] (`redis`), [`NatsBus`] (`nats`) |
-//! | single-use `requestState` claims | [`ReplayStore`](crate::extend::ReplayStore) | [`MemoryReplayStore`] | [`RedisReplayStore`] (`redis`) |
+//! | single-use `requestState` claims, DPoP proof `jti`s | [`ReplayStore`](crate::extend::ReplayStore) | [`MemoryReplayStore`] | [`RedisReplayStore`] (`redis`) |
+//! | per-caller and per-tool rate budgets | [`RateStore`](crate::extend::RateStore) | [`MemoryRateStore`] | [`RedisRateStore`] (`redis`) |
 //! | legacy (2025-11-25) session settings and revocations | [`SessionStore`](crate::extend::SessionStore) | [`MemorySessionStore`] | [`RedisSessionStore`] (`redis`) |
 //! | tasks of the Tasks extension | [`TaskStore`](crate::tasks::TaskStore) | [`MemoryTaskStore`] | [`RedisTaskStore`] (`redis`) |
 //!
@@ -19,6 +20,7 @@
 //! (lazy connections, reconnecting queries, URL redaction) is here too, crate-private.
 
 pub(crate) mod bus;
+pub(crate) mod rate;
 #[cfg(any(feature = "redis", feature = "nats"))]
 pub(crate) mod redact;
 #[cfg(feature = "redis")]
@@ -36,6 +38,9 @@ pub use bus::NatsBus;
 #[cfg(feature = "redis")]
 pub use bus::RedisBus;
 pub use bus::{BusOptions, MemoryBus};
+#[cfg(feature = "redis")]
+pub use rate::RedisRateStore;
+pub use rate::{Budget, MemoryRateStore, Verdict};
 pub use replay::MemoryReplayStore;
 #[cfg(feature = "redis")]
 pub use replay::RedisReplayStore;

@@ -95,6 +95,9 @@ pub(crate) const DRAINING: &str = "mcp_draining";
 /// Counter: requests or connections refused by a connection or load limit, by `reason`
 /// (see [`Refusal`]).
 pub(crate) const HTTP_REFUSALS_TOTAL: &str = "mcp_http_refusals_total";
+/// Counter: rate-limit checks answered by this replica's own limiter because the shared
+/// rate store could not be reached.
+pub(crate) const RATE_LIMIT_FALLBACKS_TOTAL: &str = "mcp_rate_limit_fallbacks_total";
 /// Gauge: connections the runner holds open.
 pub(crate) const CONNECTIONS_OPEN: &str = "mcp_connections_open";
 /// Counter: connections the runner closed at the idle timeout.
@@ -116,6 +119,7 @@ pub const ALL: &[&str] = &[
     REQUEST_STATE_REJECTIONS_TOTAL,
     REPLAY_STORE_ERRORS_TOTAL,
     HTTP_REFUSALS_TOTAL,
+    RATE_LIMIT_FALLBACKS_TOTAL,
     CONNECTIONS_OPEN,
     CONNECTIONS_IDLE_CLOSED_TOTAL,
     TASKS_CREATED_TOTAL,
@@ -341,6 +345,10 @@ pub(crate) fn describe() {
         HTTP_REFUSALS_TOTAL,
         "Requests or connections refused by a connection or load limit, by reason"
     );
+    describe_counter!(
+        RATE_LIMIT_FALLBACKS_TOTAL,
+        "Rate-limit checks answered by the replica's own limiter because the shared store was unreachable"
+    );
     describe_gauge!(CONNECTIONS_OPEN, "Connections the runner holds open");
     describe_counter!(
         CONNECTIONS_IDLE_CLOSED_TOTAL,
@@ -503,6 +511,11 @@ impl Refusal {
 /// A connection or load limit refused something.
 pub(crate) fn record_refusal(reason: Refusal) {
     counter!(HTTP_REFUSALS_TOTAL, LABEL_REASON => reason.as_str()).increment(1);
+}
+
+/// A rate-limit check fell back to the in-process limiter.
+pub(crate) fn record_rate_limit_fallback() {
+    counter!(RATE_LIMIT_FALLBACKS_TOTAL).increment(1);
 }
 
 /// The runner closed a connection at the idle timeout.

@@ -3,6 +3,8 @@
 //! keys, introspection, metadata, filtered lists, and the official Python SDK as a client.
 
 mod binary;
+#[cfg(feature = "external-tests")]
+mod dpop;
 mod introspection;
 mod keys;
 mod lists;

@@ -49,6 +49,7 @@ mod listen;
 mod mrtr;
 mod observability;
 mod pagination;
+mod rate_store;
 mod robustness;
 mod rolling_deploy;
 mod runner;
@@ -81,6 +82,8 @@ mod interop_typescript;
 mod legacy_replicas;
 #[cfg(feature = "external-tests")]
 mod prometheus;
+#[cfg(all(feature = "external-tests", feature = "redis"))]
+mod rate_limits_shared;
 #[cfg(all(feature = "external-tests", feature = "redis"))]
 mod runtime_cluster;
 #[cfg(feature = "external-tests")]

@@ -41,6 +41,13 @@ impl Purpose {
         max_token_bytes: 8 * 1024,
     };
 
+    /// A DPoP server nonce (`auth::dpop`): the number of a time window.
+    #[cfg(feature = "auth")]
+    pub(crate) const DPOP_NONCE: Purpose = Purpose {
+        tag: "dpopNonce",
+        max_token_bytes: 256,
+    };
+
     fn aad(self, kid: &str) -> Vec<u8> {
         format!("stateless-mcp/{}/{VERSION}.{kid}", self.tag).into_bytes()
     }

@@ -119,14 +119,22 @@ pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) ->
         Some(Ok(slot)) => slot,
         Some(Err(busy)) => return busy.into_response(),
     };
-    if let Some(Err(wait)) = ep
-        .rate
-        .as_ref()
-        .map(|r| r.admit(&parts.headers, &extensions))
-    {
-        return Box::pin(rate::refuse(body, wait)).await;
+    let mut rate_headers = None;
+    if let Some(gate) = &ep.rate {
+        let admitted = if gate.is_shared() {
+            Box::pin(gate.admit(&parts.headers, &extensions)).await
+        } else {
+            gate.admit_now(&parts.headers, &extensions)
+        };
+        match admitted {
+            Ok(h) => rate_headers = h,
+            Err(over) => return Box::pin(rate::refuse(body, over.wait, over.headers)).await,
+        }
     }
-    let response = observed(&ep, &parts, &headers, extensions, body, &mut slot).await;
+    let mut response = observed(&ep, &parts, &headers, extensions, body, &mut slot).await;
+    if let Some(h) = rate_headers {
+        h.apply(response.headers_mut());
+    }
     InFlightLimit::hold(response, slot)
 }
 

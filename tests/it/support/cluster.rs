@@ -229,7 +229,7 @@ pub struct ClusterOptions {
     pub page_size: u64,
     /// `--drain-delay-secs`.
     pub drain_delay_secs: u64,
-    /// More flags for every replica.
+    /// More flags for every replica (`{redis}` stands for the Redis URL).
     pub extra_args: Vec<String>,
 }
 
@@ -264,6 +264,11 @@ impl Cluster {
         let bus = redis.url();
         let page = options.page_size.to_string();
         let drain = options.drain_delay_secs.to_string();
+        let extra: Vec<String> = options
+            .extra_args
+            .iter()
+            .map(|a| a.replace("{redis}", &bus))
+            .collect();
         let replicas: Vec<ServerProcess> = (1..=options.replicas)
             .map(|i| {
                 let id = format!("r{i}");
@@ -285,7 +290,7 @@ impl Cluster {
                     "--shutdown-timeout-secs",
                     "30",
                 ];
-                args.extend(options.extra_args.iter().map(String::as_str));
+                args.extend(extra.iter().map(String::as_str));
                 spawn_server_with(&args, &[])
             })
             .collect();

@@ -7,6 +7,8 @@
 pub mod authz;
 pub mod brokers;
 pub mod cluster;
+#[cfg(all(feature = "auth", feature = "external-tests"))]
+pub mod dpop;
 pub mod in_process;
 pub mod legacy;
 pub mod listen;

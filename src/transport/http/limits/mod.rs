@@ -4,11 +4,13 @@
 //! - [`in_flight`]: at most N requests per replica are being answered at once; one more gets
 //!   `503` with `Retry-After` and a JSON-RPC error. Listen streams are not counted (they have
 //!   their own bound, [`ListenLimits`](crate::settings::ListenLimits)).
-//! - [`rate`]: a token bucket per caller ([`RateLimit`], `governor`'s GCRA): the verified
-//!   principal when an auth layer put one in the request, else the client address from a
-//!   configured header (the last entry, which the nearest proxy wrote), else the peer
-//!   address. Over it: `429` with `Retry-After` and a JSON-RPC error echoing the request's
-//!   id.
+//! - [`rate`]: a budget per caller and per tool ([`RateLimit`], GCRA), kept in this process
+//!   (`governor`) or shared by every replica (a [`RateStore`](crate::extend::RateStore) such
+//!   as Redis): the caller is the verified principal when an auth layer put one in the
+//!   request, else the client address from a configured header (the last entry, which the
+//!   nearest proxy wrote), else the peer address. Over it: `429` with `Retry-After`, the
+//!   IETF `RateLimit` and `RateLimit-Policy` headers, and a JSON-RPC error echoing the
+//!   request's id.
 //!
 //! Both answer with a response and count each refusal in
 //! `mcp_http_refusals_total{reason}`. Readiness does not follow overload: a replica that
@@ -17,75 +19,17 @@
 pub(crate) mod in_flight;
 pub(crate) mod rate;
 
-use std::num::NonZeroU32;
+pub use rate::RateLimit;
+
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::response::{IntoResponse, Response};
-use http::{HeaderName, HeaderValue, StatusCode, header};
+use http::{HeaderValue, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use serde_json::json;
 
 use crate::protocol::{ErrorObject, ErrorResponse, RequestId};
-
-/// A rate limit per caller: `per_second` requests on average, bursts of up to `burst`.
-///
-/// ```
-/// use std::num::NonZeroU32;
-/// use stateless_mcp::transport::http::RateLimit;
-///
-/// let limit = RateLimit::per_second(NonZeroU32::new(20).unwrap())
-///     .burst(NonZeroU32::new(40).unwrap())
-///     .client_address_header(http::HeaderName::from_static("x-forwarded-for"));
-/// assert_eq!(limit.burst_size().get(), 40);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[must_use]
-pub struct RateLimit {
-    per_second: NonZeroU32,
-    burst: NonZeroU32,
-    header: Option<HeaderName>,
-}
-
-impl RateLimit {
-    /// `n` requests per second per caller, in bursts of up to `n`.
-    pub fn per_second(n: NonZeroU32) -> Self {
-        RateLimit {
-            per_second: n,
-            burst: n,
-            header: None,
-        }
-    }
-
-    /// Bursts of up to `n` requests.
-    pub fn burst(mut self, n: NonZeroU32) -> Self {
-        self.burst = n;
-        self
-    }
-
-    /// Callers without a principal are told apart by the last entry of this header (e.g.
-    /// `x-forwarded-for` or `x-real-ip` set by your proxy) instead of the peer address,
-    /// which behind a proxy is the proxy's. Only name a header your proxy always sets.
-    pub fn client_address_header(mut self, name: HeaderName) -> Self {
-        self.header = Some(name);
-        self
-    }
-
-    /// The average rate.
-    pub fn rate(&self) -> NonZeroU32 {
-        self.per_second
-    }
-
-    /// The burst size.
-    pub fn burst_size(&self) -> NonZeroU32 {
-        self.burst
-    }
-
-    /// Whether callers without a principal are keyed by the peer address (no header set).
-    pub(crate) fn keys_on_peer(&self) -> bool {
-        self.header.is_none()
-    }
-}
 
 /// A refusal of a limit: `status`, `Retry-After: secs`, and a JSON-RPC error (code
 /// `-32603`, like the listen-stream limit) with the request id when known.
