@@ -7,6 +7,7 @@
 pub mod authz;
 pub mod brokers;
 pub mod cluster;
+pub mod example;
 pub mod in_process;
 pub mod legacy;
 pub mod listen;
