@@ -21,9 +21,14 @@
 use std::time::Duration;
 
 use axum::body::Body;
-use http::header::{ACCESS_CONTROL_REQUEST_HEADERS, WWW_AUTHENTICATE};
+use axum::response::Response;
+use http::header::{
+    ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
+    ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE, ACCESS_CONTROL_REQUEST_HEADERS,
+    WWW_AUTHENTICATE,
+};
 use http::{HeaderName, HeaderValue, Method, Request};
-use tower::util::MapRequest;
+use tower::util::{MapRequest, MapResponse};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
 use super::guard::{self, AllowList};
@@ -78,8 +83,29 @@ pub(crate) fn filter_requested_headers(mut request: Request<Body>) -> Request<Bo
     request
 }
 
+/// A response without `Access-Control-Allow-Origin` stripped of every other
+/// `Access-Control-*` header: tower-http puts the allowed methods, headers and max age on
+/// every preflight, and the exposed headers on every answer, whatever the origin; another
+/// origin gets none of them here.
+pub(crate) fn strip_unless_allowed(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    if !headers.contains_key(ACCESS_CONTROL_ALLOW_ORIGIN) {
+        for name in [
+            ACCESS_CONTROL_ALLOW_METHODS,
+            ACCESS_CONTROL_ALLOW_HEADERS,
+            ACCESS_CONTROL_MAX_AGE,
+            ACCESS_CONTROL_EXPOSE_HEADERS,
+        ] {
+            headers.remove(name);
+        }
+    }
+    response
+}
+
 /// What [`filter_requested_headers`] is, as a `MapRequest` holds it.
 type Filter = fn(Request<Body>) -> Request<Body>;
+/// What [`strip_unless_allowed`] is, as a `MapResponse` holds it.
+type Strip = fn(Response) -> Response;
 
 /// The CORS policy of an endpoint as a tower layer: [`filter_requested_headers`], then
 /// tower-http's [`CorsLayer`] ([`layer`]).
@@ -98,10 +124,11 @@ impl Cors {
 }
 
 impl<S> tower::Layer<S> for Cors {
-    type Service = MapRequest<tower_http::cors::Cors<S>, Filter>;
+    type Service = MapRequest<MapResponse<tower_http::cors::Cors<S>, Strip>, Filter>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        MapRequest::new(self.layer.layer(inner), filter_requested_headers as Filter)
+        let cors = MapResponse::new(self.layer.layer(inner), strip_unless_allowed as Strip);
+        MapRequest::new(cors, filter_requested_headers as Filter)
     }
 }
 
