@@ -12,6 +12,13 @@
 //! [`Principal`] granted `tools:read` into every request, standing in for an authorization
 //! layer: the caller sees all 100 tools, through the per-caller (scoped) list pages.
 //!
+//! With `LOAD_SERVER_MOUNTED=service` or `=router` (the `mounted_*` cases of
+//! `benches/load/callgrind.sh`), no runner: the endpoint the configuration describes is
+//! mounted in an axum app of the user's own (`Router::route_service` with
+//! `StreamableHttp::into_service`, or `Router::merge` with `into_router`) and served by
+//! `axum::serve` with nodelay, as `examples/mount_in_axum.rs` does; it logs `listening on
+//! ADDR`.
+//!
 //! Run with `cargo run --release --features reference-server --example load_server --
 //! --listen 127.0.0.1:8080`; it logs `serving MCP address=ADDR` to stderr. Needs the
 //! `reference-server` feature (its configuration and Runner wiring; `prometheus` comes with
@@ -69,6 +76,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let scoped = std::env::var("LOAD_SERVER_SCOPED").is_ok_and(|v| v == "1");
     let server = build(&config, scoped)?;
     let metrics = PrometheusMetrics::install()?;
+    if let Ok(how) = std::env::var("LOAD_SERVER_MOUNTED") {
+        return mounted(&config, server, &how).await;
+    }
     let mut runner = app::runner(&config, server, Readiness::new(), Some(metrics))?;
     if scoped {
         let mut caller = Principal::new("load-bench");
@@ -76,5 +86,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         runner = runner.layer_endpoint(axum::Extension(caller));
     }
     runner.serve().await?;
+    Ok(())
+}
+
+/// The endpoint mounted in an app of the user's own, served by `axum::serve`.
+async fn mounted(
+    config: &Config,
+    server: Server,
+    how: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use axum::serve::{Listener as _, ListenerExt as _};
+    let endpoint = app::endpoint(config, server.clone())?;
+    let path = endpoint.endpoint_path().to_owned();
+    let app = match how {
+        "service" => axum::Router::new().route_service(&path, endpoint.into_service()),
+        "router" => axum::Router::new().merge(endpoint.into_router()),
+        other => return Err(format!("LOAD_SERVER_MOUNTED={other}: service or router").into()),
+    };
+    let app = app.route(
+        "/hello",
+        axum::routing::get(|| async { "the app's own route" }),
+    );
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await?
+        .tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+    tracing::info!("listening on {}", listener.local_addr()?);
+    let stop = stateless_mcp::transport::http::shutdown_signal();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            stop.await;
+            server.drain().await;
+        })
+        .await?;
     Ok(())
 }

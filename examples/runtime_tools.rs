@@ -9,6 +9,7 @@
 //!
 //! ```text
 //! redis-server &
+//! export MCP_STATE_KEYS=k1:$(head -c 32 /dev/urandom | base64)   # one ring for every replica
 //! REDIS_URL=redis://127.0.0.1:6379 LISTEN=127.0.0.1:3000 cargo run --example runtime_tools --features redis
 //! REDIS_URL=redis://127.0.0.1:6379 LISTEN=127.0.0.1:3001 cargo run --example runtime_tools --features redis
 //! curl -X PUT http://127.0.0.1:3000/admin/tools/reverse     # enabled on both replicas
@@ -36,6 +37,7 @@ use serde::Deserialize;
 use stateless_mcp::backends::{BusOptions, RedisBus};
 use stateless_mcp::catalog::Catalog;
 use stateless_mcp::notify::Notifier;
+use stateless_mcp::settings::StateKeys;
 use stateless_mcp::{HandlerError, RequestContext, Runner, Server, ToolDef};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -157,8 +159,13 @@ async fn main() -> Result<(), BoxError> {
 
     let notifier = Notifier::new(Arc::new(RedisBus::connect(&url, BusOptions::default())?));
     // No tool at build time: advertise the capability the runtime tools need.
+    // Replicas on a shared bus seal with one key ring (the build refuses a key of its own).
+    let keys: StateKeys = std::env::var("MCP_STATE_KEYS")
+        .map_err(|_| "set MCP_STATE_KEYS to the key ring every replica shares (KID:BASE64KEY)")?
+        .parse()?;
     let server = Server::builder()
         .notifier(notifier.clone())
+        .state_keys(keys)
         .advertise_tools()
         .build()?;
     let sync = Arc::new(ToolSync {

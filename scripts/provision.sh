@@ -3,7 +3,8 @@
 # machine with Rust, and only what is missing, so a second run changes nothing:
 #
 # - from Debian: Node/npm, the Python venv module, curl, nginx, redis-server, nats-server,
-#   docker-compose, prometheus (with promtool);
+#   docker-compose, prometheus (with promtool), chromium (the browser CORS test drives it
+#   headless);
 # - from npm (tests/tools/package-lock.json): the pinned conformance suite, the TypeScript
 #   SDKs, the MCP Inspector and a Node 22 binary, into target/test-tools/node;
 # - from PyPI (tests/interop/python/requirements.txt, tests/tools/requirements.txt): the
@@ -85,6 +86,9 @@ provision_debian() {
   command -v docker-compose >/dev/null || apt_install docker-compose
   # The monitoring checks: `promtool check rules` and a real Prometheus scraping replicas.
   command -v prometheus >/dev/null && command -v promtool >/dev/null || apt_install prometheus
+  # The browser CORS test (tests/it/cors_browser.rs) loads a page in headless Chromium that
+  # calls the reference server on another origin with fetch.
+  command -v chromium >/dev/null || apt_install chromium
 }
 
 provision_node() {

@@ -322,9 +322,11 @@ impl ServerBuilder {
         self
     }
 
-    /// The key ring that seals `requestState`. Every replica must have the same ring; without
-    /// one the server generates a key of its own and warns, since its states then open only
-    /// on this process.
+    /// The key ring that seals `requestState` and legacy session ids. Every replica must
+    /// have the same ring. Without one, a server on an in-process bus generates a key of its
+    /// own and warns (its states then open only in this process); a server on a shared bus
+    /// (Redis, NATS: it is one replica of several) is refused by [`build`](Self::build).
+    /// [`Settings::from_env`](crate::settings::Settings) reads it from `MCP_STATE_KEYS`.
     pub fn state_keys(mut self, keys: StateKeys) -> Self {
         self.state_keys = Some(keys);
         self
@@ -416,7 +418,20 @@ impl ServerBuilder {
     }
 
     /// Checks every definition and freezes the server.
+    ///
+    /// Fails when a definition is invalid, when a handler takes a state nobody registered,
+    /// and when the server joins a shared bus without a [key ring](Self::state_keys).
     pub fn build(self) -> Result<Server, Error> {
+        if self.state_keys.is_none() && self.notifier.as_ref().is_some_and(|n| n.is_shared()) {
+            return Err(Error::invalid_definition(
+                "this server joins a notification bus shared with other replicas, but has no \
+                 requestState key ring: it would seal with a key generated for this process, \
+                 which no other replica can open (multi-round-trip retries and legacy sessions \
+                 landing on another replica would fail). Give every replica the same keys: \
+                 ServerBuilder::state_keys, or the MCP_STATE_KEYS variable that \
+                 settings::Settings::from_env (and the reference server's --state-keys) reads",
+            ));
+        }
         let registry = Registry::build(self.defs, &self.states, self.tool_timeout)?;
         let skills = self.advertise.skills || !registry.skills.is_empty();
         let advertised = Advertised {
@@ -504,7 +519,8 @@ impl ServerBuilder {
                 self.state_keys.unwrap_or_else(|| {
                     tracing::warn!(
                         "no requestState keys configured: generated one for this process; \
-                         several replicas need a shared key ring (--state-keys / MCP_STATE_KEYS)"
+                         several replicas need a shared key ring (ServerBuilder::state_keys, \
+                         or MCP_STATE_KEYS through settings::Settings::from_env)"
                     );
                     StateKeys::generate()
                 }),

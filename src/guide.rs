@@ -63,3 +63,7 @@ pub struct Deploying;
 #[cfg(feature = "redis")]
 #[doc = include_str!("../docs/scaling-out.md")]
 pub struct ScalingOut;
+
+/// docs/mounting.md
+#[doc = include_str!("../docs/mounting.md")]
+pub struct Mounting;

@@ -139,8 +139,9 @@ mod error;
 mod mirrored;
 
 // The reference server's composition root and fixtures: for the `stateless-mcp` binary,
-// its tests and benches only (feature `reference-server`), not library API.
-#[cfg(feature = "reference-server")]
+// its tests and benches (feature `reference-server`), and behind `settings::Settings`
+// (feature `config`); not library API.
+#[cfg(feature = "config")]
 #[doc(hidden)]
 pub mod app;
 #[cfg(feature = "auth")]

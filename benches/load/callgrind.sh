@@ -2,7 +2,8 @@
 # Instructions per request (callgrind): the reference server and the bare axum baseline.
 #
 #   bash benches/load/callgrind.sh [--requests N]
-#                                  [--cases "echo list list_scoped discover echo100k legacy stdio"]
+#                                  [--cases "echo list list_scoped discover echo100k legacy stdio
+#                                            mounted_runner mounted_service mounted_router"]
 #                                  [--no-build] [--bin-dir DIR]
 #
 # Unlike req/s, instruction counts repeat within about 1-2% between runs, so they compare
@@ -20,6 +21,13 @@
 # benches/auth.rs measures): the caller sees all 100, so the answer is the same size; the
 # targets table gives its ratio to the unscoped list when both ran (no baseline: it has no
 # scopes).
+# The `mounted_*` cases are the same 2026 echo call, to `load_server` (the reference
+# server's settings and tools, plus 96 more) served three ways: by the runner
+# (`mounted_runner`, the reference path), and mounted in an axum app of the user's own served
+# by `axum::serve` with nodelay, through `StreamableHttp::into_service` + `route_service`
+# (`mounted_service`, LOAD_SERVER_MOUNTED=service) or `into_router` + `merge`
+# (`mounted_router`). No baseline: the targets table gives each mounted path's ratio to the
+# runner's.
 # The `stdio` case is the same 2026 echo call (with `_meta`, no initialize) sent to the
 # reference binary with `--transport stdio`: one line on stdin, one answer read from stdout,
 # one request at a time (as on the HTTP connection); every answer is checked. It has no
@@ -34,7 +42,7 @@ set -euo pipefail
 REQUESTS=500
 WARMUP=50
 BUILD=1
-CASES_WANTED="echo list list_scoped discover echo100k legacy stdio"
+CASES_WANTED="echo list list_scoped discover echo100k legacy stdio mounted_runner mounted_service mounted_router"
 BIN_DIR=
 
 while [[ $# -gt 0 ]]; do
@@ -72,6 +80,12 @@ printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","a
     >"$WORK/legacy.json"
 LEGACY_SPEC="legacy|tools/call echo, legacy session (2025-11-25)|legacy.json||"
 SCOPED_SPEC="list_scoped|tools/list, 100 tools, 50 scoped|list.json|tools/list|"
+# The echo call to load_server, by the runner and mounted in a user's app (see above).
+MOUNTED_SPECS=(
+    "mounted_runner|tools/call echo, load_server, Runner|echo.json|tools/call|echo"
+    "mounted_service|tools/call echo, load_server, route_service in the user's axum::serve|echo.json|tools/call|echo"
+    "mounted_router|tools/call echo, load_server, into_router in the user's axum::serve|echo.json|tools/call|echo"
+)
 SESSION=
 
 # start_session ADDR: a legacy session on the server at ADDR, in $SESSION (the baseline
@@ -86,7 +100,7 @@ start_session() {
 # send ADDR CASE N: N requests on one keep-alive connection (curl reuses it across URLs).
 send() {
     local addr=$1 id=$2 n=$3 body method name
-    IFS='|' read -r _ _ body method name <<<"$(printf '%s\n' "${CASES[@]}" "$LEGACY_SPEC" "$SCOPED_SPEC" | grep "^$id|")"
+    IFS='|' read -r _ _ body method name <<<"$(printf '%s\n' "${CASES[@]}" "$LEGACY_SPEC" "$SCOPED_SPEC" "${MOUNTED_SPECS[@]}" | grep "^$id|")"
     local args=(-sS -o /dev/null -X POST -H 'Content-Type: application/json'
         -H 'Accept: application/json, text/event-stream' --data-binary "@$WORK/$body")
     if [[ "$id" == legacy ]]; then
@@ -109,6 +123,8 @@ measure() {
     rm -f "$out" "$out".*
     local envs=()
     [[ "$id" == list_scoped ]] && envs=(LOAD_SERVER_SCOPED=1)
+    [[ "$id" == mounted_service ]] && envs=(LOAD_SERVER_MOUNTED=service)
+    [[ "$id" == mounted_router ]] && envs=(LOAD_SERVER_MOUNTED=router)
     env "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$bin" --listen 127.0.0.1:0 >"$log" 2>&1 &
     PID=$!
@@ -174,16 +190,16 @@ COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
 declare -A OURS_BY_CASE=() BASE_BY_CASE=() TITLE_BY_CASE=()
 ORDER=()
-for spec in "${CASES[@]}" "$SCOPED_SPEC" "$LEGACY_SPEC"; do
+for spec in "${CASES[@]}" "$SCOPED_SPEC" "$LEGACY_SPEC" "${MOUNTED_SPECS[@]}"; do
     IFS='|' read -r id title _ _ _ <<<"$spec"
     [[ " $CASES_WANTED " == *" $id "* ]] || continue
-    if [[ "$id" == list* ]]; then ours=$LIST_BIN; else ours=$OURS_BIN; fi
+    if [[ "$id" == list* || "$id" == mounted_* ]]; then ours=$LIST_BIN; else ours=$OURS_BIN; fi
     o=$(measure ours "$id" "$ours")
     OURS_BY_CASE[$id]=$o TITLE_BY_CASE[$id]=$title
     ORDER+=("$id")
     # The scoped list and the legacy call have no baseline of their own (the baseline has
     # no scopes and no sessions): their figure of merit is a ratio to another of ours.
-    if [[ "$id" == list_scoped || "$id" == legacy ]]; then
+    if [[ "$id" == list_scoped || "$id" == legacy || "$id" == mounted_* ]]; then
         echo "-- $title: ours $o" >&2
         continue
     fi
@@ -232,6 +248,8 @@ target_row() {
     target_row "legacy echo / 2026 echo" "${OURS_BY_CASE[legacy]-}" "${OURS_BY_CASE[echo]-}" 1.2
     target_row "stdio echo / 2026 HTTP echo" "${OURS_BY_CASE[stdio]-}" "${OURS_BY_CASE[echo]-}" 1.2
     target_row "scoped list / unscoped list" "${OURS_BY_CASE[list_scoped]-}" "${OURS_BY_CASE[list]-}" 1.3
+    target_row "mounted (route_service) echo / runner echo" "${OURS_BY_CASE[mounted_service]-}" "${OURS_BY_CASE[mounted_runner]-}" 1.1
+    target_row "mounted (into_router) echo / runner echo" "${OURS_BY_CASE[mounted_router]-}" "${OURS_BY_CASE[mounted_runner]-}" 1.1
 } >"$OUT/callgrind.md"
 echo >&2
 cat "$OUT/callgrind.md"

@@ -104,6 +104,9 @@ impl Replica {
     }
 }
 
+/// The key ring every bench replica shares (`MCP_STATE_KEYS`; `--state-keys` overrides it).
+const BENCH_STATE_KEYS: &str = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
 /// The release binary (`STATELESS_MCP_BIN` overrides it).
 pub fn binary() -> String {
     std::env::var("STATELESS_MCP_BIN").unwrap_or_else(|_| {
@@ -127,6 +130,9 @@ pub async fn replica_at(listen: &str, args: &[&str]) -> Replica {
             "MCP_LOG",
             "warn,stateless_mcp::app=info,stateless_mcp::runner=info",
         )
+        // One key ring for every replica (a replica on a shared bus must have one), unless
+        // the arguments give theirs.
+        .env("MCP_STATE_KEYS", BENCH_STATE_KEYS)
         .env("NO_COLOR", "1")
         .stderr(Stdio::piped())
         .kill_on_drop(true)

@@ -4,11 +4,13 @@
 use std::time::Duration;
 
 use super::bus;
-use super::config::{BusReadiness, Config, Fixtures};
+#[cfg(feature = "reference-server")]
+use super::config::Fixtures;
+use super::config::{BusReadiness, Config};
 use crate::observability::Readiness;
 use crate::protocol::{CachePolicy, CacheScope, Implementation};
 use crate::server::ListenLimits;
-use crate::{Error, Server, ServerBuilder, fixtures};
+use crate::{Error, Server, ServerBuilder};
 
 /// Builds the server the configuration describes.
 pub fn build_server(config: &Config) -> Result<Server, Error> {
@@ -31,17 +33,34 @@ pub(super) fn server_builder_with(
     config: &Config,
     readiness: Option<&Readiness>,
 ) -> Result<ServerBuilder, Error> {
+    let builder = Server::builder().server_info(Implementation::new(
+        "stateless-mcp",
+        env!("CARGO_PKG_VERSION"),
+    ));
+    let builder = apply(config, builder, readiness)?;
+    #[cfg(feature = "reference-server")]
+    let builder = match crate::fixtures::demo(builder) {
+        b if config.fixtures == Fixtures::Conformance => crate::fixtures::conformance(b),
+        b => b,
+    };
+    Ok(builder)
+}
+
+/// `builder` with every server setting of `config` applied (the bus and stores chosen,
+/// reporting to `readiness` when given): what the reference server and
+/// [`Settings::apply`](crate::settings::Settings::apply) share.
+pub(crate) fn apply(
+    config: &Config,
+    builder: ServerBuilder,
+    readiness: Option<&Readiness>,
+) -> Result<ServerBuilder, Error> {
     let condition = readiness.map(|r| match config.bus_readiness {
         BusReadiness::Required => r.condition("bus"),
         BusReadiness::Report => r.advisory("bus"),
     });
     let notifier = bus::notifier(config, condition)?;
     let policy = CachePolicy::new(config.list_ttl_ms, CacheScope::Public);
-    let mut builder = Server::builder()
-        .server_info(Implementation::new(
-            "stateless-mcp",
-            env!("CARGO_PKG_VERSION"),
-        ))
+    let mut builder = builder
         .page_size(usize::try_from(config.page_size).unwrap_or(usize::MAX))
         .list_cache(policy)
         .discover_cache(policy)
@@ -69,10 +88,6 @@ pub(super) fn server_builder_with(
         );
     if let Some(keys) = config.state_key_ring()? {
         builder = builder.state_keys(keys);
-    }
-    builder = fixtures::demo(builder);
-    if config.fixtures == Fixtures::Conformance {
-        builder = fixtures::conformance(builder);
     }
     Ok(builder)
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
-use crate::settings::StateKeys;
+use crate::server::StateKeys;
 
 /// Which fixtures the reference server registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -113,7 +113,9 @@ pub struct Config {
     pub allowed_hosts: Vec<String>,
 
     /// Accepted Origins, comma-separated: full origins or host names (`*` for any).
-    /// Default: localhost forms. Requests without Origin are always accepted.
+    /// Default: localhost forms. Requests without Origin are always accepted. Setting it
+    /// also answers browsers' CORS requests (preflights, `Access-Control-*` headers) from
+    /// exactly these origins.
     #[arg(long, env = "MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
 
@@ -492,9 +494,9 @@ fn parse_replica_id(s: &str) -> Result<String, String> {
 impl Config {
     /// The connection limits of `--max-connections`, `--max-header-bytes`,
     /// `--header-timeout-secs` and `--idle-timeout-secs`.
-    pub fn connection_limits(&self) -> crate::settings::ConnectionLimits {
+    pub fn connection_limits(&self) -> crate::runner::ConnectionLimits {
         let secs = std::time::Duration::from_secs;
-        crate::settings::ConnectionLimits::default()
+        crate::runner::ConnectionLimits::default()
             .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX))
             .max_header_bytes(usize::try_from(self.max_header_bytes).unwrap_or(usize::MAX))
             .header_timeout(secs(self.header_timeout_secs))

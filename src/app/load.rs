@@ -221,6 +221,7 @@ impl Config {
                 ));
             }
         }
+        #[cfg(feature = "reference-server")]
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log) {
             return Err(format!(
                 "invalid value {:?} for {}: {e}",

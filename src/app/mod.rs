@@ -18,8 +18,9 @@ mod bus;
 mod config;
 mod effective;
 mod load;
+#[cfg(feature = "reference-server")]
 mod logging;
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "reference-server"))]
 mod runtime_tools;
 mod stdio;
 
@@ -28,9 +29,11 @@ use std::time::Duration;
 use axum::Router;
 use http::{HeaderName, HeaderValue};
 
+pub(crate) use builder::apply;
 pub use builder::{build_server, server_builder};
 pub use config::{BusReadiness, Config, DpopPolicy, Fixtures, LogFormat, Transport};
 pub use effective::{REDACTED, Setting, Source};
+#[cfg(feature = "reference-server")]
 pub use logging::init_logging;
 
 #[cfg(feature = "prometheus")]
@@ -46,7 +49,7 @@ pub fn router(config: &Config, server: Server) -> Result<Router, Error> {
 }
 
 /// The MCP endpoint the configuration describes (without authorization).
-fn endpoint(config: &Config, server: Server) -> Result<StreamableHttp, Error> {
+pub fn endpoint(config: &Config, server: Server) -> Result<StreamableHttp, Error> {
     let rate_limit = match config.rate_limit() {
         Some(limit) => match bus::rate_store(config)? {
             Some(store) => Some(limit.store(store)),
@@ -70,7 +73,10 @@ fn endpoint(config: &Config, server: Server) -> Result<StreamableHttp, Error> {
         http = http.allow_any_host();
     }
     if !config.allowed_origins.is_empty() {
-        http = http.allowed_origins(config.allowed_origins.clone());
+        // Browsers on those origins may call the server: CORS from the same list.
+        http = http
+            .allowed_origins(config.allowed_origins.clone())
+            .cors(true);
     }
     Ok(http)
 }
@@ -132,7 +138,11 @@ pub fn runner(
 /// is installed, and logs the effective configuration with secrets redacted.
 pub async fn serve(config: Config) -> Result<(), Error> {
     // Installed before the bus connects and anything listens, so an early SIGTERM drains.
-    serve_with(config, Some(Box::pin(crate::runner::signal()))).await
+    serve_with(
+        config,
+        Some(Box::pin(crate::transport::http::shutdown_signal())),
+    )
+    .await
 }
 
 /// Like [`serve`], draining when `signal` resolves instead of at SIGINT/SIGTERM (a second
@@ -162,7 +172,7 @@ async fn serve_with(
     };
     let readiness = Readiness::new();
     let server = builder::server_builder_with(&config, Some(&readiness))?.build()?;
-    #[cfg(feature = "redis")]
+    #[cfg(all(feature = "redis", feature = "reference-server"))]
     let server_handle = server.clone();
     let runner = runner(
         &config,
@@ -171,15 +181,15 @@ async fn serve_with(
         #[cfg(feature = "prometheus")]
         metrics,
     )?;
-    #[cfg(feature = "redis")]
+    #[cfg(all(feature = "redis", feature = "reference-server"))]
     let runner = match config.runtime_tools {
         true => runner.routes(runtime_tools::start(&config, &server_handle)?),
         false => runner,
     };
-    #[cfg(not(feature = "redis"))]
+    #[cfg(not(all(feature = "redis", feature = "reference-server")))]
     if config.runtime_tools {
         return Err(Error::invalid_definition(
-            "--runtime-tools needs the `redis` feature",
+            "--runtime-tools needs the `redis` and `reference-server` features",
         ));
     }
     let runner = match signal {

@@ -21,7 +21,7 @@ type Signal = Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Se
 /// Serves on stdin/stdout until stdin ends, `signal` (default: SIGTERM or SIGINT) resolves,
 /// or stdout is closed.
 pub(super) async fn serve(config: Config, signal: Signal) -> Result<(), Error> {
-    let signal = signal.unwrap_or_else(|| Box::pin(crate::runner::signal()));
+    let signal = signal.unwrap_or_else(|| Box::pin(crate::transport::http::shutdown_signal()));
     if config.auth_issuer.is_some() || config.resource.is_some() {
         return Err(Error::invalid_definition(
             "--auth-issuer and --resource protect the HTTP transport; over stdio the host \

@@ -82,6 +82,11 @@ impl Notifier {
             .await
     }
 
+    /// Whether its bus joins replicas in other processes ([`NotifyBus::is_shared`]).
+    pub(crate) fn is_shared(&self) -> bool {
+        self.bus.is_shared()
+    }
+
     /// A subscription to the bus (what listen streams read).
     pub fn subscribe(&self) -> BusReceiver {
         self.bus.subscribe()

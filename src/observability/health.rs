@@ -57,7 +57,15 @@ pub fn health_router<S>(readiness: Readiness) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
+    health_router_at(readiness, HEALTHZ_PATH, READYZ_PATH)
+}
+
+/// [`health_router`] with the probes on `live` and `ready` instead.
+pub(crate) fn health_router_at<S>(readiness: Readiness, live: &str, ready: &str) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
     Router::new()
-        .route(HEALTHZ_PATH, get(healthz))
-        .route(READYZ_PATH, get(readyz).with_state(readiness))
+        .route(live, get(healthz))
+        .route(ready, get(readyz).with_state(readiness))
 }

@@ -33,6 +33,7 @@ mod readiness;
 mod request;
 mod trace_context;
 
+pub(crate) use health::health_router_at;
 pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;

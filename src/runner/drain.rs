@@ -22,36 +22,8 @@ use super::signal::Signal;
 use crate::Error;
 use crate::observability::Readiness;
 
-/// Resolves at the next SIGINT or SIGTERM. The handlers are installed when this is called,
-/// not when the future is first polled, so no signal sent after the call is missed.
-pub(crate) fn signal() -> impl Future<Output = ()> + Send + 'static {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let term = signal(SignalKind::terminate());
-        let int = signal(SignalKind::interrupt());
-        async move {
-            let wait = |s: std::io::Result<tokio::signal::unix::Signal>| async move {
-                match s {
-                    Ok(mut s) => {
-                        s.recv().await;
-                    }
-                    Err(_) => std::future::pending::<()>().await,
-                }
-            };
-            tokio::select! {
-                () = wait(term) => {},
-                () = wait(int) => {},
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    }
-}
+/// Resolves at the next SIGINT or SIGTERM (installed at the call).
+pub(crate) use crate::transport::http::shutdown_signal as signal;
 
 /// How long connections that were open when the listener closed are still served.
 pub(crate) const IDLE_GRACE: Duration = Duration::from_secs(1);

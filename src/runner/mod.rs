@@ -15,9 +15,6 @@ mod wrap;
 pub use limits::ConnectionLimits;
 pub(crate) use wrap::EndpointService;
 
-#[cfg(feature = "reference-server")]
-pub(crate) use drain::signal;
-
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -35,7 +32,7 @@ use tower::{Layer, Service};
 
 #[cfg(feature = "prometheus")]
 use crate::observability::PrometheusMetrics;
-use crate::observability::{Readiness, health_router};
+use crate::observability::{HEALTHZ_PATH, READYZ_PATH, Readiness, health_router_at};
 use crate::{Error, StreamableHttp};
 
 type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -65,8 +62,10 @@ impl Bind {
 ///   HTTP/1.1 head must arrive within 15 s (slowloris), idle connections close after
 ///   120 s, and connections beyond 20 000 get 503 with `Retry-After`.
 /// - **Routes.** The MCP endpoint (optionally behind an authorization layer), your own axum
-///   routes next to it, and `/healthz`, `/readyz` and (feature `prometheus`) `/metrics`, on
-///   the same listener or a separate admin listener.
+///   routes next to it, and `/healthz`, `/readyz` (paths: [`health_paths`](Self::health_paths))
+///   and (feature `prometheus`) `/metrics`, on the same listener or a separate admin
+///   listener. A route of yours on a probe's or the metrics' path is yours: it answers
+///   there, and the runner's probe only where yours does not.
 /// - **Start.** Announces the server's list fingerprints on its bus
 ///   ([`Server::announce_lists`](crate::Server::announce_lists), retried while a broker connects), so replicas of another
 ///   version tell their listen streams what changed.
@@ -125,11 +124,13 @@ impl Bind {
 ///
 /// # Mounting into your own axum app instead
 ///
-/// [`StreamableHttp::into_router`] gives the endpoint as a plain axum [`Router`] to merge
-/// into an application you serve yourself. Then your app must do what the runner does:
-/// set `TCP_NODELAY` on accepted sockets (`axum::serve::ListenerExt::tap_io`), and give
-/// [`StreamableHttp::shutdown`] a token that it cancels when it stops accepting connections
-/// (listen streams never end on their own, so a graceful shutdown would wait forever).
+/// [`StreamableHttp::into_service`] gives the endpoint as a plain tower service to mount in
+/// an application you serve yourself (`Router::route_service`). Then your app must do what
+/// the runner does: set `TCP_NODELAY` on accepted sockets (`axum::serve::ListenerExt::tap_io`)
+/// and, at SIGTERM or Ctrl-C ([`shutdown_signal`](crate::transport::http::shutdown_signal)),
+/// end the long-lived streams with [`Server::drain`](crate::Server::drain) (they never end
+/// on their own, so a graceful shutdown would wait forever). See the
+/// [`transport::http`](crate::transport::http) module and `examples/mount_in_axum.rs`.
 #[must_use]
 pub struct Runner {
     endpoint: StreamableHttp,
@@ -138,6 +139,7 @@ pub struct Runner {
     listen: Bind,
     admin: Option<Bind>,
     health: bool,
+    health_paths: (String, String),
     #[cfg(feature = "prometheus")]
     metrics: Option<PrometheusMetrics>,
     readiness: Readiness,
@@ -169,6 +171,7 @@ impl Runner {
             listen: Bind::Addr(SocketAddr::from(([127, 0, 0, 1], 8080))),
             admin: None,
             health: true,
+            health_paths: (HEALTHZ_PATH.to_owned(), READYZ_PATH.to_owned()),
             #[cfg(feature = "prometheus")]
             metrics: None,
             readiness: Readiness::new(),
@@ -209,8 +212,28 @@ impl Runner {
     }
 
     /// Your own routes, served next to the MCP endpoint (outside its authorization layer).
-    /// Their paths must not overlap the endpoint's or the probes'.
+    ///
+    /// A route on a path the runner serves too (`/healthz`, `/readyz`, `/metrics`) is yours:
+    /// requests to that path go to your routes first, and to the runner's only when none of
+    /// yours matches (another method, say). So an app that has its own `/healthz` keeps it,
+    /// and keeps the runner's `/readyz`; [`health_paths`](Self::health_paths) moves the
+    /// runner's probes elsewhere.
+    ///
+    /// # Panics
+    ///
+    /// As axum's `Router::merge` does, when a route overlaps another one given here or the
+    /// MCP endpoint's own path: here, while the runner is built, never once it serves.
     pub fn routes(mut self, routes: Router) -> Self {
+        // Any route on the endpoint's path would overlap it when the runner merges them: the
+        // same merge now, so it fails here.
+        let path = self.endpoint.endpoint_path().to_owned();
+        let endpoint_path: Router = Router::new().route_service(
+            &path,
+            tower::service_fn(|_: Request| async {
+                Ok::<Response, Infallible>(Response::default())
+            }),
+        );
+        let _ = endpoint_path.merge(routes.clone());
         self.routes = self.routes.merge(routes);
         self
     }
@@ -274,6 +297,13 @@ impl Runner {
         self
     }
 
+    /// Serves the liveness probe at `live` and the readiness probe at `ready` instead of
+    /// `/healthz` and `/readyz`.
+    pub fn health_paths(mut self, live: impl Into<String>, ready: impl Into<String>) -> Self {
+        self.health_paths = (live.into(), ready.into());
+        self
+    }
+
     /// Serves the metrics of `metrics` at `/metrics` (in the Prometheus text format).
     #[cfg(feature = "prometheus")]
     pub fn metrics(mut self, metrics: PrometheusMetrics) -> Self {
@@ -325,17 +355,21 @@ impl Runner {
         self
     }
 
-    /// The probes and metrics routes this runner serves.
-    fn ops_router(&self) -> Router {
+    /// The probes and metrics routes this runner serves, and their paths.
+    fn ops_router(&self) -> (Router, Vec<String>) {
         let mut router = Router::new();
+        let mut paths = Vec::new();
         if self.health {
-            router = router.merge(health_router(self.readiness.clone()));
+            let (live, ready) = &self.health_paths;
+            router = router.merge(health_router_at(self.readiness.clone(), live, ready));
+            paths.extend([live.clone(), ready.clone()]);
         }
         #[cfg(feature = "prometheus")]
         if let Some(m) = &self.metrics {
             router = router.merge(m.router(crate::observability::METRICS_PATH));
+            paths.push(crate::observability::METRICS_PATH.to_owned());
         }
-        router
+        (router, paths)
     }
 
     /// Serves until the shutdown signal, then drains; returns `Ok` once drained (or when the
@@ -350,10 +384,10 @@ impl Runner {
         let closed = signal::Signal::default();
         // Cancelled a moment later: idle connections close, the servers finish.
         let stop = signal::Signal::default();
-        let ops = self.ops_router();
+        let (ops, ops_paths) = self.ops_router();
         let Runner {
-            endpoint,
-            wrapping,
+            mut endpoint,
+            mut wrapping,
             routes,
             listen,
             admin,
@@ -369,10 +403,19 @@ impl Runner {
         };
         let server = endpoint.server().clone();
         let path = endpoint.endpoint_path().to_owned();
+        // CORS outside every layer of the endpoint: preflights carry no token, and a 401's
+        // challenge must reach the browser's script.
+        if let Some(cors) = endpoint.take_cors() {
+            let direct = cors.clone();
+            wrapping.layer(
+                move |r| r.route_layer(cors),
+                move |s| EndpointService::new(tower::Layer::layer(&direct, s)),
+            );
+        }
         let endpoint = endpoint.shutdown(closed.token().clone());
         let (mcp, direct) = endpoint.into_router_and_direct();
         let (mcp, direct) = wrapping.apply(mcp, direct);
-        let app = mcp.merge(routes);
+        let app = mcp.merge(dispatch::mark_own(routes));
         let listener = listen.listener("listen").await?;
         let local = connection::local_addr(&listener)?;
         let mut servers = Vec::new();
@@ -384,7 +427,7 @@ impl Runner {
                 tracing::info!(address = %local, path = %path, "serving MCP");
                 servers.push(connection::spawn(
                     listener,
-                    Dispatch::new(app, direct),
+                    Dispatch::new(app, direct, None),
                     header.clone(),
                     settings,
                     &closed,
@@ -392,7 +435,7 @@ impl Runner {
                 )?);
                 servers.push(connection::spawn(
                     admin,
-                    Dispatch::new(ops, None),
+                    Dispatch::new(ops, None, None),
                     header,
                     settings,
                     &closed,
@@ -403,7 +446,7 @@ impl Runner {
                 tracing::info!(address = %local, path = %path, "serving MCP");
                 servers.push(connection::spawn(
                     listener,
-                    Dispatch::new(app.merge(ops), direct),
+                    Dispatch::new(app, direct, Some((ops, ops_paths))),
                     header,
                     settings,
                     &closed,

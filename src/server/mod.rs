@@ -308,6 +308,24 @@ impl Server {
         self.inner.tasks.stop(self).await
     }
 
+    /// Ends this replica's long-lived work so that a graceful shutdown can finish: closes
+    /// every `subscriptions/listen` stream and legacy GET stream gracefully (and every later
+    /// one as soon as it is acknowledged: [`close_listen_streams`](Self::close_listen_streams)),
+    /// then fails the tasks still running here ([`stop_tasks`](Self::stop_tasks)). Ordinary
+    /// requests are left to finish.
+    ///
+    /// The [`Runner`](crate::Runner) does this when its listeners close. An app served by its
+    /// own `axum::serve` calls it in its `with_graceful_shutdown` future, after the signal
+    /// ([`shutdown_signal`](crate::transport::http::shutdown_signal)): without it, the
+    /// graceful shutdown would wait for listen streams that never end on their own.
+    pub async fn drain(&self) {
+        self.close_listen_streams();
+        let failed = self.stop_tasks().await;
+        if failed > 0 {
+            tracing::info!(failed, "draining: tasks still running here failed");
+        }
+    }
+
     /// How many task handlers run on this replica now.
     pub fn running_tasks(&self) -> usize {
         self.inner.tasks.running()

@@ -150,7 +150,9 @@ async fn listen_streams_filter_what_other_replicas_publish(cluster: &dyn Cluster
     let (a, b) = (replica(cluster, opts.clone()), replica(cluster, opts));
     connected(&[&a, &b]).await;
     let server = |r: &Replica| {
-        let b = Server::builder().notifier(Notifier::new(r.bus.clone()));
+        let b = Server::builder()
+            .notifier(Notifier::new(r.bus.clone()))
+            .state_keys(crate::support::cluster::STATE_KEYS.parse().unwrap());
         stateless_mcp::fixtures::conformance(b).build().unwrap()
     };
     let (on_a, on_b) = (start(server(&a)).await, server(&b));

@@ -34,7 +34,14 @@ async fn until_readyz(base: &str, status: u16) -> String {
 #[tokio::test]
 async fn a_lost_broker_is_reported_and_listen_streams_are_resynced_when_it_returns() {
     let mut redis = RedisServer::start();
-    let srv = spawn_server(&["--bus", &redis.url(), "--fixtures", "conformance"]);
+    let srv = spawn_server(&[
+        "--bus",
+        &redis.url(),
+        "--state-keys",
+        crate::support::cluster::STATE_KEYS,
+        "--fixtures",
+        "conformance",
+    ]);
     until_readyz(&srv.base, 200).await;
     let client = Client::new(&srv.url);
     let mut l = Listener::open(
@@ -90,7 +97,14 @@ async fn until_degraded(base: &str, degraded: bool) -> String {
 #[tokio::test]
 async fn with_bus_readiness_report_a_lost_broker_degrades_without_failing_readiness() {
     let mut redis = RedisServer::start();
-    let srv = spawn_server(&["--bus", &redis.url(), "--bus-readiness", "report"]);
+    let srv = spawn_server(&[
+        "--bus",
+        &redis.url(),
+        "--state-keys",
+        crate::support::cluster::STATE_KEYS,
+        "--bus-readiness",
+        "report",
+    ]);
     until_degraded(&srv.base, false).await;
     redis.kill();
     let body = until_degraded(&srv.base, true).await;

@@ -226,3 +226,28 @@ fn operations_table_matches_the_flags() {
         "docs/operations.md rows and settings differ"
     );
 }
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_replica_on_a_shared_bus_without_a_key_ring_is_refused_at_start() {
+    // Nothing listens on port 1: the refusal comes before any connection matters.
+    fails_naming(
+        &["--listen", "127.0.0.1:0", "--bus", "redis://127.0.0.1:1"],
+        &[],
+        &[
+            "shared with other replicas",
+            "no requestState key ring",
+            "MCP_STATE_KEYS",
+        ],
+    );
+    // With a shared key ring it starts (and would wait for its broker).
+    let srv = crate::support::process::spawn_server(&[
+        "--bus",
+        "redis://127.0.0.1:1",
+        "--state-keys",
+        crate::support::cluster::STATE_KEYS,
+        "--bus-readiness",
+        "report",
+    ]);
+    drop(srv);
+}

@@ -33,6 +33,7 @@ mod basics;
 mod bus_contract;
 mod cancellation;
 mod config;
+mod cors;
 mod deploy;
 mod drain;
 mod golden;
@@ -46,6 +47,7 @@ mod legacy_streams;
 mod legacy_words;
 mod limits;
 mod listen;
+mod mount_in_axum;
 mod mrtr;
 mod observability;
 mod pagination;
@@ -55,6 +57,7 @@ mod rolling_deploy;
 mod runner;
 mod runtime_catalog;
 mod session_store;
+mod settings_from_env;
 mod single_use;
 mod skills;
 mod stdio;
@@ -70,6 +73,8 @@ mod typed_handlers;
 mod bus_failover;
 #[cfg(feature = "external-tests")]
 mod conformance;
+#[cfg(feature = "external-tests")]
+mod cors_browser;
 #[cfg(feature = "external-tests")]
 mod deploy_validate;
 #[cfg(feature = "external-tests")]

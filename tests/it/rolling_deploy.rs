@@ -88,7 +88,14 @@ async fn a_new_version_starting_on_the_bus_reaches_listeners_of_the_old_one() {
 
     let redis = RedisServer::start();
     let bus = redis.url();
-    let old = spawn_server(&["--bus", &bus, "--fixtures", "none"]);
+    let old = spawn_server(&[
+        "--bus",
+        &bus,
+        "--state-keys",
+        crate::support::cluster::STATE_KEYS,
+        "--fixtures",
+        "none",
+    ]);
     let client = Client::new(&old.url);
     let mut l = Listener::open(
         &client,
@@ -101,7 +108,14 @@ async fn a_new_version_starting_on_the_bus_reaches_listeners_of_the_old_one() {
         "notifications/subscriptions/acknowledged"
     );
     // The new version registers the conformance fixtures too: every list differs.
-    let _new = spawn_server(&["--bus", &bus, "--fixtures", "conformance"]);
+    let _new = spawn_server(&[
+        "--bus",
+        &bus,
+        "--state-keys",
+        crate::support::cluster::STATE_KEYS,
+        "--fixtures",
+        "conformance",
+    ]);
     let mut got = Vec::new();
     for _ in 0..3 {
         got.push(l.next_kind().await);

@@ -290,3 +290,79 @@ async fn without_layers_the_endpoint_answers_as_its_router_does() {
     r.stop.cancel();
     r.done.await.unwrap().unwrap();
 }
+
+/// A runner on a fresh port with the app's `routes`, stopped by the returned token.
+async fn serve_with_routes(runner: Runner, routes: axum::Router) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = CancellationToken::new();
+    let runner = runner
+        .listener(listener)
+        .routes(routes)
+        .drain_delay(Duration::ZERO)
+        .shutdown_signal(stop.clone().cancelled_owned());
+    Running {
+        base: format!("http://localhost:{port}"),
+        url: format!("http://localhost:{port}/mcp"),
+        stop,
+        done: tokio::spawn(runner.serve()),
+    }
+}
+
+async fn text(url: String) -> (u16, String) {
+    let r = crate::support::get(url).await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_app_route_on_a_probe_path_is_the_apps_and_the_other_probes_stay() {
+    // The app has a `/healthz` of its own (axum's merge would panic on the overlap).
+    let own = axum::Router::new().route("/healthz", axum::routing::get(|| async { "mine" }));
+    let r = serve_with_routes(Runner::new(fixtures_server()), own).await;
+    assert_eq!(
+        text(format!("{}/healthz", r.base)).await,
+        (200, "mine".into())
+    );
+    // The runner's readiness probe is still served, and so is the endpoint.
+    assert_eq!(
+        text(format!("{}/readyz", r.base)).await,
+        (200, r#"{"status":"ready"}"#.into())
+    );
+    let x = Client::new(&r.url)
+        .request(
+            "tools/call",
+            json!(1),
+            json!({"name": "echo", "arguments": {"text": "next to the app's probe"}}),
+        )
+        .await;
+    assert_eq!(x.result()["content"][0]["text"], "next to the app's probe");
+    r.stop.cancel();
+    r.done.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_probe_paths_are_configurable() {
+    let own = axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" }));
+    let runner = Runner::new(fixtures_server()).health_paths("/live", "/ready");
+    let r = serve_with_routes(runner, own).await;
+    assert_eq!(
+        text(format!("{}/live", r.base)).await,
+        (200, r#"{"status":"ok"}"#.into())
+    );
+    assert_eq!(
+        text(format!("{}/ready", r.base)).await,
+        (200, r#"{"status":"ready"}"#.into())
+    );
+    assert_eq!(status(format!("{}/healthz", r.base)).await.unwrap(), 404);
+    assert_eq!(status(format!("{}/readyz", r.base)).await.unwrap(), 404);
+    r.stop.cancel();
+    r.done.await.unwrap().unwrap();
+}
+
+#[test]
+#[should_panic(expected = "/mcp")]
+fn an_app_route_on_the_endpoint_path_fails_when_the_runner_is_built() {
+    // Not when it serves: `routes` itself refuses the overlap.
+    let own = axum::Router::new().route("/mcp", axum::routing::get(|| async { "mine" }));
+    let _ = Runner::new(Server::builder().build().unwrap()).routes(own);
+}

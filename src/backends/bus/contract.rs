@@ -57,6 +57,14 @@ pub trait NotifyBus: Send + Sync + 'static {
 
     /// A subscription to the events published from now on.
     fn subscribe(&self) -> BusReceiver;
+
+    /// Whether this bus joins replicas in other processes (a broker's bus does; the default).
+    /// A server on such a bus is one replica of several, so it must seal with the key ring
+    /// they all share: [`ServerBuilder::build`](crate::ServerBuilder::build) refuses to
+    /// generate a key of its own then. An in-process bus answers `false`.
+    fn is_shared(&self) -> bool {
+        true
+    }
 }
 
 /// One subscriber's end of a bus. Dropping it unsubscribes.

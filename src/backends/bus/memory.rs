@@ -52,4 +52,9 @@ impl NotifyBus for MemoryBus {
     fn subscribe(&self) -> BusReceiver {
         self.fanout.subscribe()
     }
+
+    /// In this process only.
+    fn is_shared(&self) -> bool {
+        false
+    }
 }

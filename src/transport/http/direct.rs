@@ -12,23 +12,22 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::Body;
-use axum::extract::State;
 use axum::response::Response;
 use futures_util::future::BoxFuture;
 use http::{Method, Request};
 
-use super::endpoint::{self, Endpoint};
+use super::service::McpService;
 
 /// The endpoint and the one path it answers directly.
 #[derive(Clone)]
 pub(crate) struct Direct {
     path: Arc<str>,
-    endpoint: Arc<Endpoint>,
+    endpoint: McpService,
 }
 
 impl Direct {
     /// `None` when `path` is not a fixed path (it has parameters: the router matches it).
-    pub(super) fn new(path: &str, endpoint: Arc<Endpoint>) -> Option<Self> {
+    pub(super) fn new(path: &str, endpoint: McpService) -> Option<Self> {
         (!path.contains(['{', '}', '*'])).then(|| Direct {
             path: path.into(),
             endpoint,
@@ -44,18 +43,13 @@ impl Direct {
             && request.method() != Method::CONNECT
     }
 
-    /// Answers `request` (one [`takes`](Self::takes) accepted) as the router's route would.
-    ///
-    /// The future is boxed, as a router boxes its handlers' futures: held inline, the
-    /// endpoint's (over a kilobyte) would sit in every connection's task for as long as the
-    /// connection lives (an open listen stream's included), where boxed it is freed once the
-    /// response has left.
+    /// Answers `request` (one [`takes`](Self::takes) accepted) as the router's route would
+    /// (see [`McpService::answer`]).
     pub(crate) fn answer(
         &self,
         request: Request<Body>,
     ) -> BoxFuture<'static, Result<Response, Infallible>> {
-        let endpoint = self.endpoint.clone();
-        Box::pin(async move { Ok(endpoint::handle(State(endpoint), request).await) })
+        self.endpoint.answer(request)
     }
 }
 

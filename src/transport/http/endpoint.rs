@@ -71,6 +71,14 @@ fn too_large(limit: usize) -> Response {
     PayloadTooLarge(format!("Request body exceeds the limit of {limit} bytes")).into_response()
 }
 
+/// The body, at most `limit` bytes, arrived within `timeout` (counted from the first poll).
+///
+/// The size limit is http-body-util's `Limited` (what tower-http's `RequestBodyLimit` wraps
+/// bodies in) and the time limit tokio's `timeout`; they are not tower-http's layers
+/// because those answer for the endpoint: `RequestBodyLimit` with a `text/plain` 413 of its
+/// own, where MCP clients get a JSON-RPC error, counted in `mcp_http_refusals_total`; and
+/// `RequestBodyTimeout` times each frame, so a body trickling in a byte at a time would
+/// never be cut off.
 async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes, Response> {
     // At least the declared `Content-Length` (the server parsed it already).
     if body.size_hint().lower() > limit as u64 {

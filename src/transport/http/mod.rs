@@ -1,37 +1,44 @@
-//! Streamable HTTP: one POST endpoint, JSON or SSE replies, mirrored-header checks and
-//! DNS-rebinding protection, as an axum [`Router`] to serve alone or merge into an app.
+//! Streamable HTTP: one endpoint (POST, and GET/DELETE for legacy sessions), JSON or SSE
+//! replies, mirrored-header checks, DNS-rebinding protection and (optionally) CORS for
+//! browser clients, as a plain tower service to mount in your own axum app, or served by the
+//! [`Runner`](crate::Runner).
 //!
-//! [`Runner`](crate::Runner) serves it in production. To serve it from an axum app of your
-//! own instead, do what the runner does: `TCP_NODELAY` on accepted sockets, and a shutdown
-//! token cancelled when the app stops accepting (listen streams end on it):
+//! [`StreamableHttp::into_service`] is the endpoint as one service that answers every request
+//! it is given: mount it with `Router::route_service` or `nest_service`, under your own
+//! layers; [`StreamableHttp::into_router`] is a router with it on its configured path, to
+//! `merge`. Served by your own `axum::serve`, do what the runner does: `TCP_NODELAY` on
+//! accepted sockets (axum's `ListenerExt::tap_io`), and at SIGTERM or Ctrl-C
+//! ([`shutdown_signal`]) a graceful shutdown that ends the long-lived streams
+//! ([`Server::drain`](crate::Server::drain)); `examples/mount_in_axum.rs` is a whole app.
 //!
 //! ```no_run
 //! use axum::serve::ListenerExt as _;
 //! use axum::{Router, routing::get};
+//! use stateless_mcp::transport::http::shutdown_signal;
 //! use stateless_mcp::{Server, StreamableHttp};
-//! use tokio_util::sync::CancellationToken;
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = Server::builder().build()?;
-//! let shutdown = CancellationToken::new();
 //! let app = Router::new()
 //!     .route("/health", get(|| async { "ok" }))
-//!     .merge(StreamableHttp::new(server).path("/mcp").shutdown(shutdown.clone()).into_router());
+//!     .route_service("/mcp", StreamableHttp::new(server.clone()).into_service());
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080")
 //!     .await?
 //!     .tap_io(|tcp| {
 //!         let _ = tcp.set_nodelay(true);
 //!     });
+//! let stop = shutdown_signal();
 //! axum::serve(listener, app)
 //!     .with_graceful_shutdown(async move {
-//!         let _ = tokio::signal::ctrl_c().await;
-//!         shutdown.cancel();
+//!         stop.await;
+//!         server.drain().await;
 //!     })
 //!     .await?;
 //! # Ok(()) }
 //! ```
 
 mod chunks;
+mod cors;
 pub(crate) mod direct;
 mod endpoint;
 mod guard;
@@ -41,20 +48,32 @@ pub(crate) mod negotiate;
 pub(crate) mod rejection;
 pub(crate) mod reply;
 pub(crate) mod request_headers;
+mod service;
+mod shutdown;
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
+use axum::response::Response;
 use axum::routing::any;
+use http::Request;
 use tokio_util::sync::CancellationToken;
+use tower::Layer as _;
+use tower::util::BoxCloneSyncService;
 
 pub use headers::SESSION_ID;
 pub use limits::RateLimit;
+pub use shutdown::shutdown_signal;
+
+pub(crate) use cors::Cors;
 
 use crate::server::Server;
 use endpoint::Endpoint;
 use guard::AllowList;
+use service::McpService;
 
 /// The default body limit: 4 MiB.
 pub(crate) const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
@@ -71,7 +90,7 @@ pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 /// forms (`localhost`, `127.0.0.1`, `[::1]`, any port) — the safe choice for a local server;
 /// widen them for a deployed one. SSE keepalive comments every 15 s. A body must arrive
 /// within 60 s (408 otherwise); at most 1024 requests are answered at once (503 with
-/// `Retry-After` beyond); no rate limit.
+/// `Retry-After` beyond); no rate limit; no CORS.
 ///
 /// ```
 /// use std::time::Duration;
@@ -103,6 +122,7 @@ pub struct StreamableHttp {
     body_timeout: Duration,
     max_in_flight: Option<usize>,
     rate_limit: Option<RateLimit>,
+    cors: bool,
 }
 
 impl std::fmt::Debug for StreamableHttp {
@@ -135,6 +155,7 @@ impl StreamableHttp {
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_in_flight: Some(DEFAULT_MAX_IN_FLIGHT),
             rate_limit: None,
+            cors: false,
         }
     }
 
@@ -221,6 +242,28 @@ impl StreamableHttp {
         self
     }
 
+    /// Answers browsers' CORS requests from the [allowed origins](Self::allowed_origins)
+    /// (default off): preflights (`OPTIONS`) for `POST`, `GET` and `DELETE` with the MCP
+    /// request headers (`Content-Type`, `Authorization`, `MCP-Protocol-Version`, `Mcp-Method`,
+    /// `Mcp-Name`, `Mcp-Param-*`, `Mcp-Session-Id`, `Last-Event-ID`), and
+    /// `Access-Control-Allow-Origin` with `Mcp-Session-Id` and `WWW-Authenticate` exposed on
+    /// the answers. Another origin gets no `Access-Control-*` header (and its requests 403
+    /// from the `Origin` check). Built on tower-http's `CorsLayer`.
+    ///
+    /// The [`Runner`](crate::Runner) puts it outside the endpoint's layers (an authorization
+    /// layer's 401 then carries it too, and preflights, which carry no token, are answered
+    /// before it). Mounted yourself, it sits inside whatever you wrap the endpoint in.
+    pub fn cors(mut self, on: bool) -> Self {
+        self.cors = on;
+        self
+    }
+
+    /// The CORS policy, if [`cors`](Self::cors) is on, taken out of the endpoint (for the
+    /// runner, which puts it outside the endpoint's layers).
+    pub(crate) fn take_cors(&mut self) -> Option<Cors> {
+        std::mem::take(&mut self.cors).then(|| Cors::new(self.origins.clone()))
+    }
+
     /// Whether requests must carry their peer address (`ConnectInfo<SocketAddr>`): a rate
     /// limit that keys callers without a principal on it. The [`Runner`](crate::Runner)
     /// provides it then.
@@ -240,7 +283,36 @@ impl StreamableHttp {
         &self.server
     }
 
-    /// An axum router serving the endpoint; merge or nest it into an application.
+    /// The endpoint as a tower service that answers every request it is given, whatever
+    /// its path (the configured [`path`](Self::path) is the router's, not the service's):
+    /// mount it with `Router::route_service` or `nest_service` in your own router, under
+    /// your own layers.
+    ///
+    /// ```
+    /// use stateless_mcp::{Server, StreamableHttp};
+    ///
+    /// let server = Server::builder().build().unwrap();
+    /// let app: axum::Router = axum::Router::new()
+    ///     .route("/", axum::routing::get(|| async { "the app" }))
+    ///     .route_service("/api/mcp", StreamableHttp::new(server).into_service());
+    /// # drop(app);
+    /// ```
+    pub fn into_service(
+        self,
+    ) -> impl tower::Service<
+        Request<Body>,
+        Response = Response,
+        Error = Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static {
+        self.build().1
+    }
+
+    /// An axum router serving the endpoint at its [`path`](Self::path); merge it into an
+    /// application.
     pub fn into_router<S>(self) -> Router<S>
     where
         S: Clone + Send + Sync + 'static,
@@ -254,7 +326,20 @@ impl StreamableHttp {
     where
         S: Clone + Send + Sync + 'static,
     {
-        let path = self.path.clone();
+        let (path, service) = self.build();
+        let direct = direct::Direct::new(&path, service.clone());
+        let router = match service {
+            McpService::Plain(endpoint) => {
+                Router::new().route(&path, any(endpoint::handle).with_state(endpoint))
+            }
+            layered => Router::new().route_service(&path, layered),
+        };
+        (router, direct)
+    }
+
+    /// The endpoint's path, and the endpoint as one service (inside its CORS policy when on).
+    fn build(self) -> (String, McpService) {
+        let cors = self.cors.then(|| Cors::new(self.origins.clone()));
         let endpoint = Arc::new(Endpoint {
             legacy: crate::legacy::Legacy::of(&self.server),
             server: self.server,
@@ -270,8 +355,11 @@ impl StreamableHttp {
                 .map(limits::in_flight::InFlightLimit::new),
             rate: self.rate_limit.as_ref().map(limits::rate::RateGate::new),
         });
-        let direct = direct::Direct::new(&path, endpoint.clone());
-        let router = Router::new().route(&path, any(endpoint::handle).with_state(endpoint));
-        (router, direct)
+        let plain = McpService::Plain(endpoint);
+        let service = match cors {
+            None => plain,
+            Some(cors) => McpService::Layered(BoxCloneSyncService::new(cors.layer(plain))),
+        };
+        (self.path, service)
     }
 }

@@ -9,6 +9,7 @@ pub mod brokers;
 pub mod cluster;
 #[cfg(all(feature = "auth", feature = "external-tests"))]
 pub mod dpop;
+pub mod example;
 pub mod in_process;
 pub mod legacy;
 pub mod listen;

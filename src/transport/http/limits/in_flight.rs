@@ -4,40 +4,48 @@
 //! it is read. `subscriptions/listen` requests (by their `Mcp-Method` header, which the
 //! endpoint checks against the body) and GET requests are not counted: listen streams have
 //! their own limit and live for hours.
+//!
+//! Why not tower's `ConcurrencyLimit` + `LoadShed`: they decide in `poll_ready`, before the
+//! request is seen (so listen streams could not be left out), release the permit when the
+//! response future resolves (a streamed reply would stop counting while it streams), and
+//! shed with an error instead of an MCP answer. The counting is tokio's `Semaphore` (a
+//! permit per request, held by the response body); what is written here is the exemption
+//! and the answer: `503`, `Retry-After` and a JSON-RPC error body.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{Method, StatusCode};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{Guarded, refusal};
 use crate::mirrored::Found;
 use crate::observability::metrics::{self, Refusal};
 
-/// The bound: one counter shared by every clone.
+/// The bound: one semaphore shared by every clone.
 #[derive(Debug, Clone)]
 pub(crate) struct InFlightLimit {
-    count: Arc<AtomicUsize>,
+    permits: Arc<Semaphore>,
     max: usize,
 }
 
 impl InFlightLimit {
     pub(crate) fn new(max: usize) -> Self {
+        let max = max.clamp(1, Semaphore::MAX_PERMITS);
         InFlightLimit {
-            count: Arc::new(AtomicUsize::new(0)),
-            max: max.max(1),
+            permits: Arc::new(Semaphore::new(max)),
+            max,
         }
     }
 
     fn acquire(&self) -> Option<Slot> {
-        if self.count.fetch_add(1, Ordering::AcqRel) >= self.max {
-            self.count.fetch_sub(1, Ordering::AcqRel);
-            return None;
-        }
-        Some(Slot(self.count.clone()))
+        self.permits
+            .clone()
+            .try_acquire_owned()
+            .ok()
+            .map(|permit| Slot { _permit: permit })
     }
 }
 
@@ -64,12 +72,8 @@ impl IntoResponse for Overloaded {
 
 /// One request counted, until dropped.
 #[derive(Debug)]
-pub(crate) struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
+pub(crate) struct Slot {
+    _permit: OwnedSemaphorePermit,
 }
 
 /// Whether a request with this method and `Mcp-Method` header (its first value, as sent) is
