@@ -33,7 +33,6 @@ use sha2::{Digest as _, Sha256};
 
 use super::outcome::{Outcome, Running};
 use super::reply::{Encoded, Reply};
-use super::scopes::principal_digest;
 use crate::backends::idempotency::{IdempotencyClaim, IdempotencyStore};
 use crate::handler::context_meta::ContextMeta;
 use crate::protocol::{ErrorCode, ErrorObject, RequestId};
@@ -128,11 +127,13 @@ impl Idempotency {
         Idempotency { store, settings }
     }
 
-    /// The guard of a call of the opted-in tool `tool` with `arguments`, if the request
-    /// carries a key; `-32602` for a malformed key (or two keys that differ).
+    /// The guard of a call of the opted-in tool `tool` with `arguments` by the caller whose
+    /// digest is `principal`, if the request carries a key; `-32602` for a malformed key (or
+    /// two keys that differ).
     pub(crate) fn guard(
         &self,
         extensions: &Extensions,
+        principal: Option<&str>,
         meta: &ContextMeta,
         tool: &str,
         arguments: &Value,
@@ -143,7 +144,7 @@ impl Idempotency {
         let mut scope = Sha256::new();
         for part in [
             "stateless-mcp/idempotency/v1",
-            principal_digest(extensions).as_deref().unwrap_or(""),
+            principal.unwrap_or(""),
             meta.protocol_version(),
             tool,
             &client_key,

@@ -26,6 +26,7 @@ use crate::server::idempotency::Guard;
 use crate::server::mirror::MirroredHeaders;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
+use crate::server::scopes::principal_digest;
 use crate::server::seal::PendingArguments;
 
 /// How many argument-validation failures a tool error lists.
@@ -82,9 +83,14 @@ pub(in crate::server) fn call_tool(
     // (the key names the request: a retry with arguments that fail validation is a
     // conflict too, as the draft has it).
     let guard = if tool.idempotency_keys {
-        server
-            .idempotency()
-            .guard(&call.extensions, &call.meta, &name, &arguments)?
+        let principal = principal_digest(&call.extensions);
+        server.idempotency().guard(
+            &call.extensions,
+            principal.as_deref(),
+            &call.meta,
+            &name,
+            &arguments,
+        )?
     } else {
         None
     };
