@@ -81,6 +81,8 @@ pub struct ServerBuilder {
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
     task_settings: crate::tasks::TaskSettings,
     tool_timeout: Option<Duration>,
+    idempotency_store: Option<Arc<dyn crate::backends::idempotency::IdempotencyStore>>,
+    idempotency: crate::server::IdempotencySettings,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -132,6 +134,8 @@ impl ServerBuilder {
             task_store: None,
             task_settings: crate::tasks::TaskSettings::default(),
             tool_timeout: None,
+            idempotency_store: None,
+            idempotency: crate::server::IdempotencySettings::default(),
         }
     }
 
@@ -363,6 +367,26 @@ impl ServerBuilder {
         self
     }
 
+    /// Where idempotent tool calls ([`ToolDef::idempotency_keys`]) keep their keys and first
+    /// results (see [`IdempotencyStore`](crate::extend::IdempotencyStore)). Default: a
+    /// [`MemoryIdempotencyStore`](crate::backends::MemoryIdempotencyStore), which one replica
+    /// alone sees; several replicas need a shared store such as
+    /// [`RedisIdempotencyStore`](crate::backends::RedisIdempotencyStore).
+    pub fn idempotency_store(
+        mut self,
+        store: Arc<dyn crate::backends::idempotency::IdempotencyStore>,
+    ) -> Self {
+        self.idempotency_store = Some(store);
+        self
+    }
+
+    /// How idempotent tool calls keep their results: how long, how big, how long a duplicate
+    /// waits (see [`IdempotencySettings`](crate::settings::IdempotencySettings)).
+    pub fn idempotency(mut self, settings: crate::server::IdempotencySettings) -> Self {
+        self.idempotency = settings;
+        self
+    }
+
     /// How tasks run: lease, retention, polling hint, limits.
     pub fn task_settings(mut self, settings: crate::tasks::TaskSettings) -> Self {
         self.task_settings = settings;
@@ -539,6 +563,12 @@ impl ServerBuilder {
                     .unwrap_or_else(|| Arc::new(crate::tasks::MemoryTaskStore::default())),
                 self.task_settings,
             )),
+            idempotency: crate::server::idempotency::Idempotency::new(
+                self.idempotency_store.unwrap_or_else(|| {
+                    Arc::new(crate::backends::idempotency::MemoryIdempotencyStore::default())
+                }),
+                self.idempotency,
+            ),
         }))
     }
 }

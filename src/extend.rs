@@ -14,6 +14,8 @@
 //!   shares); wrap it in a [`Notifier`](crate::notify::Notifier). Events are at most
 //!   [`MAX_EVENT_BYTES`] encoded.
 //! - **A replay store** implements [`ReplayStore`] (claim a single-use state id once).
+//! - **An idempotency store** implements [`IdempotencyStore`] (claim a call's key, keep its
+//!   first result; [`IdempotencyClaim`] is what a claim finds).
 //! - **A rate store** implements [`RateStore`] (charge a request to its budgets).
 //! - **A session store** implements [`SessionStore`]: the settings ([`SessionSettings`])
 //!   and revocations of 2025-11-25 sessions, shared by the replicas; a session holds at most
@@ -28,6 +30,7 @@
 //! The backends that ship (every bus and store) are in [`crate::backends`].
 
 pub use crate::backends::bus::{BusReceiver, Delivery, Fanout, MAX_EVENT_BYTES, NotifyBus};
+pub use crate::backends::idempotency::{IdempotencyClaim, IdempotencyStore};
 pub use crate::backends::rate::RateStore;
 pub use crate::backends::replay::ReplayStore;
 pub use crate::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};

@@ -41,6 +41,10 @@ pub struct LegacyClients;
 #[doc = include_str!("../docs/stdio.md")]
 pub struct Stdio;
 
+/// docs/idempotency.md
+#[doc = include_str!("../docs/idempotency.md")]
+pub struct Idempotency;
+
 /// docs/tasks.md
 #[doc = include_str!("../docs/tasks.md")]
 pub struct Tasks;

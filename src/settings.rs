@@ -1,6 +1,7 @@
 //! What a deployment tunes beyond the handlers: the key ring that seals `requestState` and
 //! legacy session ids ([`StateKeys`], shared by every replica), the bounds on listen streams
-//! ([`ListenLimits`]) and on the runner's connections ([`ConnectionLimits`]). Each goes to
+//! ([`ListenLimits`]) and on the runner's connections ([`ConnectionLimits`]), how idempotent
+//! tool calls keep their results ([`IdempotencySettings`]). Each goes to
 //! the builder that takes it ([`ServerBuilder`](crate::ServerBuilder),
 //! [`Runner`](crate::Runner)).
 //!
@@ -12,6 +13,6 @@
 mod from_env;
 
 pub use crate::runner::ConnectionLimits;
-pub use crate::server::{ListenLimits, StateKeys, StateKeysError};
+pub use crate::server::{IdempotencySettings, ListenLimits, StateKeys, StateKeysError};
 #[cfg(feature = "config")]
 pub use from_env::Settings;

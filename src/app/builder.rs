@@ -81,6 +81,11 @@ pub(crate) fn apply(
                     usize::try_from(config.task_max_result_bytes).unwrap_or(usize::MAX),
                 ),
         )
+        .idempotency_store(bus::idempotency_store(config)?)
+        .idempotency(
+            crate::settings::IdempotencySettings::default()
+                .keep(Duration::from_secs(config.idempotency_keep_secs)),
+        )
         .listen_limits(
             ListenLimits::default()
                 .max_streams(config.max_listen_streams)

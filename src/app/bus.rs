@@ -1,15 +1,16 @@
 //! The notification bus the configuration selects (`--bus`), and the shared stores that
-//! default to its Redis (`--replay-store`, `--session-store`).
+//! default to its Redis (`--replay-store`, `--session-store`, `--task-store`,
+//! `--idempotency-store`).
 
 use std::sync::Arc;
 
 use super::Config;
 use super::config::backend;
 use crate::Error;
-use crate::backends::MemorySessionStore;
 use crate::backends::bus::{MemoryBus, NotifyBus};
 use crate::backends::replay::{MemoryReplayStore, ReplayStore};
-use crate::extend::SessionStore;
+use crate::backends::{MemoryIdempotencyStore, MemorySessionStore};
+use crate::extend::{IdempotencyStore, SessionStore};
 use crate::notify::Notifier;
 use crate::observability::Condition;
 use crate::tasks::{MemoryTaskStore, TaskStore};
@@ -139,5 +140,25 @@ pub(super) fn task_store(config: &Config) -> Result<Arc<dyn TaskStore>, Error> {
     #[cfg(not(feature = "redis"))]
     Err(Error::invalid_definition(
         "--task-store (MCP_TASK_STORE): this build has no redis support; rebuild with the `redis` feature",
+    ))
+}
+
+/// The idempotency store `config.idempotency_store` names (by default the bus's Redis when
+/// the bus is Redis, else this process's memory).
+pub(super) fn idempotency_store(config: &Config) -> Result<Arc<dyn IdempotencyStore>, Error> {
+    let url = store_url(config, config.idempotency_store.as_deref());
+    if url == "memory" {
+        return Ok(Arc::new(MemoryIdempotencyStore::default()));
+    }
+    #[cfg(feature = "redis")]
+    {
+        Ok(Arc::new(crate::backends::RedisIdempotencyStore::connect(
+            url,
+            config.bus_prefix.clone(),
+        )?))
+    }
+    #[cfg(not(feature = "redis"))]
+    Err(Error::invalid_definition(
+        "--idempotency-store (MCP_IDEMPOTENCY_STORE): this build has no redis support; rebuild with the `redis` feature",
     ))
 }

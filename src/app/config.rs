@@ -284,6 +284,17 @@ pub struct Config {
     #[arg(long, env = "MCP_TASK_MAX_RESULT_BYTES", default_value_t = 1_048_576, value_parser = clap::value_parser!(u64).range(1..=67_108_864))]
     pub task_max_result_bytes: u64,
 
+    /// Where idempotent tool calls keep their keys and first results: `memory` (this
+    /// process) or `redis://HOST:PORT[/DB]` (shared by every replica, so a retry on any
+    /// replica gets the first result). Default: the `--bus` Redis when the bus is Redis,
+    /// otherwise `memory`.
+    #[arg(long, env = "MCP_IDEMPOTENCY_STORE", value_parser = parse_store, hide_env_values = true)]
+    pub idempotency_store: Option<String>,
+
+    /// Seconds an idempotent tool call's first result is kept for retries.
+    #[arg(long, env = "MCP_IDEMPOTENCY_KEEP_SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
+    pub idempotency_keep_secs: u64,
+
     /// This replica's name, sent in the `x-mcp-replica` response header and in logs so you
     /// can see which replica answered. Default: `HOSTNAME-PID`.
     #[arg(long, env = "MCP_REPLICA_ID", value_parser = parse_replica_id)]

@@ -12,6 +12,7 @@
 //! | per-caller and per-tool rate budgets | [`RateStore`](crate::extend::RateStore) | [`MemoryRateStore`] | [`RedisRateStore`] (`redis`) |
 //! | legacy (2025-11-25) session settings and revocations | [`SessionStore`](crate::extend::SessionStore) | [`MemorySessionStore`] | [`RedisSessionStore`] (`redis`) |
 //! | tasks of the Tasks extension | [`TaskStore`](crate::tasks::TaskStore) | [`MemoryTaskStore`] | [`RedisTaskStore`] (`redis`) |
+//! | keys and first results of idempotent tool calls | [`IdempotencyStore`](crate::extend::IdempotencyStore) | [`MemoryIdempotencyStore`] | [`RedisIdempotencyStore`] (`redis`) |
 //!
 //! Each trait's documentation states its contract (what listen streams, sessions and tasks
 //! rely on); one contract test suite per trait runs against every backend. The broker-backed
@@ -20,6 +21,7 @@
 //! (lazy connections, reconnecting queries, URL redaction) is here too, crate-private.
 
 pub(crate) mod bus;
+pub(crate) mod idempotency;
 pub(crate) mod rate;
 #[cfg(any(feature = "redis", feature = "nats"))]
 pub(crate) mod redact;
@@ -38,6 +40,9 @@ pub use bus::NatsBus;
 #[cfg(feature = "redis")]
 pub use bus::RedisBus;
 pub use bus::{BusOptions, MemoryBus};
+#[cfg(feature = "redis")]
+pub use idempotency::RedisIdempotencyStore;
+pub use idempotency::MemoryIdempotencyStore;
 #[cfg(feature = "redis")]
 pub use rate::RedisRateStore;
 pub use rate::{Budget, MemoryRateStore, Verdict};

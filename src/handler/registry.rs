@@ -31,6 +31,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) scopes: Arc<[String]>,
     /// Whether it may run as a task.
     pub(crate) task_support: super::TaskSupport,
+    /// Whether a call with an idempotency key runs at most once per key.
+    pub(crate) idempotency_keys: bool,
 }
 
 /// A fixed resource ready to serve.
@@ -172,6 +174,7 @@ pub(crate) fn compile_tool(
         header_params,
         scopes: def.scopes.into(),
         task_support: def.task_support,
+        idempotency_keys: def.idempotency_keys,
     })
 }
 

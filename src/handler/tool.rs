@@ -115,6 +115,7 @@ pub struct ToolDef {
     pub(crate) scopes: Vec<String>,
     pub(crate) state: Option<StateType>,
     pub(crate) task_support: TaskSupport,
+    pub(crate) idempotency_keys: bool,
     layers: Vec<BoxedLayer>,
     timeout: Option<Duration>,
 }
@@ -158,6 +159,7 @@ impl ToolDef {
             scopes: Vec::new(),
             state: None,
             task_support: TaskSupport::Forbidden,
+            idempotency_keys: false,
             layers: Vec::new(),
             timeout: None,
         }
@@ -166,6 +168,29 @@ impl ToolDef {
     /// Lets the tool run as a task (see [`TaskSupport`]).
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = support;
+        self
+    }
+
+    /// Honours idempotency keys (off by default): a call that carries one (the
+    /// `Idempotency-Key` HTTP header, or `_meta["dev.stateless-mcp/idempotency-key"]`) runs
+    /// the handler at most once per key, on any replica sharing the server's
+    /// [`IdempotencyStore`](crate::extend::IdempotencyStore); a retry with the same key and
+    /// arguments gets the first result (success or `isError`), the same key with other
+    /// arguments is refused (`-32602`, HTTP 422). For tools with side effects (a payment, a
+    /// ticket, an e-mail) that clients or gateways may retry. See `docs/idempotency.md`.
+    ///
+    /// ```
+    /// use stateless_mcp::{HandlerError, RequestContext, ToolDef};
+    ///
+    /// let pay = ToolDef::new("pay")
+    ///     .idempotency_keys(true)
+    ///     .raw_handler(|_ctx: RequestContext, _args: serde_json::Value| async move {
+    ///         Ok::<_, HandlerError>("paid")
+    ///     });
+    /// # let _ = pay;
+    /// ```
+    pub fn idempotency_keys(mut self, yes: bool) -> Self {
+        self.idempotency_keys = yes;
         self
     }
 

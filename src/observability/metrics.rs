@@ -83,6 +83,11 @@ pub(crate) const TASKS_RUNNING: &str = "mcp_tasks_running";
 pub(crate) const TASK_LEASE_EXPIRIES_TOTAL: &str = "mcp_task_lease_expiries_total";
 /// Counter: task-capable calls refused, by `reason` (`max_running`, `store`).
 pub(crate) const TASKS_REJECTED_TOTAL: &str = "mcp_tasks_rejected_total";
+/// Counter: tool calls that carried an idempotency key, by `outcome` (`run`: the handler
+/// ran; `replayed`: answered from the store; `conflict`: the key was used with other
+/// arguments; `in_flight`: the first call still ran after the wait; `unavailable`: the
+/// store could not be reached).
+pub(crate) const IDEMPOTENT_CALLS_TOTAL: &str = "mcp_idempotent_calls_total";
 
 /// Counter: single-use `requestState` claims that failed because the replay store could not
 /// answer (the request was refused, fail closed).
@@ -128,6 +133,7 @@ pub const ALL: &[&str] = &[
     TASK_LEASE_EXPIRIES_TOTAL,
     TASKS_REJECTED_TOTAL,
     DRAINING,
+    IDEMPOTENT_CALLS_TOTAL,
 ];
 
 /// Label: the MCP method.
@@ -376,6 +382,10 @@ pub(crate) fn describe() {
         BUS_PUBLISH_ERRORS_TOTAL,
         "Change events that could not be published to the bus, by kind"
     );
+    describe_counter!(
+        IDEMPOTENT_CALLS_TOTAL,
+        "Tool calls that carried an idempotency key, by outcome"
+    );
     describe_gauge!(
         DRAINING,
         "1 while this replica drains after a shutdown signal"
@@ -568,6 +578,12 @@ pub(crate) fn record_task_lease_expiries(n: u64) {
 /// A task-capable call was refused for `reason`.
 pub(crate) fn record_task_rejected(reason: &'static str) {
     counter!(TASKS_REJECTED_TOTAL, LABEL_REASON => reason).increment(1);
+}
+
+/// A call that carried an idempotency key ended in `outcome` (see
+/// [`IDEMPOTENT_CALLS_TOTAL`]).
+pub(crate) fn record_idempotent_call(outcome: &'static str) {
+    counter!(IDEMPOTENT_CALLS_TOTAL, LABEL_OUTCOME => outcome).increment(1);
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ pub(crate) mod family;
 mod fanout;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
+pub(crate) mod idempotency;
 mod ladder;
 pub(crate) mod listen;
 pub(crate) mod lists;
@@ -67,6 +68,7 @@ use futures_util::future::BoxFuture;
 
 pub(crate) use ask::{Ask, AskClient};
 pub use catalog::{Applied, Catalog, CatalogChange};
+pub use idempotency::IdempotencySettings;
 pub(crate) use listen::listen_closed;
 pub use listen::{Listen, ListenLimits};
 pub use mirror::{Mirrored, MirroredHeaders};
@@ -109,6 +111,8 @@ pub(crate) struct Inner {
     pub(crate) observer: crate::observability::RequestObserver,
     /// The Tasks extension (`tasks/*`, tools called as tasks), plugged in by the builder.
     pub(crate) tasks: Arc<dyn TaskFamily>,
+    /// Keys and first results of idempotent tool calls.
+    pub(crate) idempotency: idempotency::Idempotency,
 }
 
 /// A method family plugged into the core from outside it: the Tasks extension. The core
@@ -242,6 +246,11 @@ impl Server {
     /// tokens too, by purpose).
     pub(crate) fn sealer(&self) -> &mrtr::Sealer {
         &self.inner.sealer
+    }
+
+    /// Keys and first results of idempotent tool calls.
+    pub(crate) fn idempotency(&self) -> &idempotency::Idempotency {
+        &self.inner.idempotency
     }
 
     /// The serving version of the registry and its encoded lists.

@@ -142,6 +142,9 @@ pub struct Reply {
     pub error_code: Option<i32>,
     /// Set when the server is too busy to take the request: HTTP 503 with `Retry-After`.
     pub retry_after_secs: Option<u32>,
+    /// An HTTP status that differs from the one the error code calls for (an idempotent
+    /// call's refusals: 409, 422).
+    status: Option<u16>,
 }
 
 /// Two replies are equal when they send the same bytes with the same code and status, however
@@ -150,6 +153,7 @@ impl PartialEq for Reply {
     fn eq(&self, other: &Self) -> bool {
         self.error_code == other.error_code
             && self.retry_after_secs == other.retry_after_secs
+            && self.status == other.status
             && self.len() == other.len()
             && self.to_bytes() == other.to_bytes()
     }
@@ -174,6 +178,7 @@ impl Reply {
             body,
             error_code: None,
             retry_after_secs: None,
+            status: None,
         }
     }
 
@@ -327,6 +332,9 @@ impl Reply {
 
     /// The HTTP status this reply is sent with: 200, or the one its error code calls for.
     pub fn http_status(&self) -> u16 {
+        if let Some(status) = self.status {
+            return status;
+        }
         if self.retry_after_secs.is_some() {
             return 503;
         }
@@ -342,7 +350,15 @@ impl Reply {
             body: Body::One(Bytes::from(body)),
             error_code: Some(code),
             retry_after_secs: None,
+            status: None,
         }
+    }
+
+    /// This reply, sent over HTTP with `status` (with `Retry-After` too when
+    /// `retry_after_secs` is set).
+    pub(crate) fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
     }
 }
 

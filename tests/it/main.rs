@@ -39,6 +39,8 @@ mod drain;
 mod golden;
 mod handlers;
 mod http_edges;
+mod idempotency;
+mod idempotency_store;
 mod ladder;
 mod ladder_order;
 mod legacy_input;
@@ -77,6 +79,8 @@ mod conformance;
 mod cors_browser;
 #[cfg(feature = "external-tests")]
 mod deploy_validate;
+#[cfg(all(feature = "external-tests", feature = "redis"))]
+mod idempotency_cluster;
 #[cfg(feature = "external-tests")]
 mod interop_inspector;
 #[cfg(feature = "external-tests")]

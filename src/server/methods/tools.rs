@@ -22,9 +22,11 @@ use crate::server::Server;
 use crate::server::ask::Invoke;
 use crate::server::envelope::{ParamsView, shared, string_field};
 use crate::server::family::{TaskCall, ToolCall, declares_tasks, missing_tasks_extension};
+use crate::server::idempotency::Guard;
 use crate::server::mirror::MirroredHeaders;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
+use crate::server::scopes::principal_digest;
 use crate::server::seal::PendingArguments;
 
 /// How many argument-validation failures a tool error lists.
@@ -76,9 +78,25 @@ pub(in crate::server) fn call_tool(
     let tool = reg.tool(&name).ok_or_else(|| {
         ErrorObject::invalid_params_with(format!("Unknown tool: {name}"), json!({ "name": name }))
     })?;
-    let arguments = match checked_arguments(server, tool, &name, call.id, view, mirror)? {
+    let arguments = arguments_of(view)?;
+    // A tool that honours idempotency keys, called with one: the call runs once per key
+    // (the key names the request: a retry with arguments that fail validation is a
+    // conflict too, as the draft has it).
+    let guard = if tool.idempotency_keys {
+        let principal = principal_digest(&call.extensions);
+        server.idempotency().guard(
+            &call.extensions,
+            principal.as_deref(),
+            &call.meta,
+            &name,
+            &arguments,
+        )?
+    } else {
+        None
+    };
+    let arguments = match checked_arguments(server, tool, &name, call.id, arguments, mirror)? {
         Ok(arguments) => arguments,
-        Err(invalid) => return Ok(invalid),
+        Err(invalid) => return Ok(guarded(guard, call.id, invalid)),
     };
     let raw_arguments = view.arguments.map(|r| shared(body, r.get()));
     let retry = server.sealer().retry_input(
@@ -99,7 +117,8 @@ pub(in crate::server) fn call_tool(
                 call: tool_call(tool, arguments),
                 retry,
             };
-            return Ok(server.tasks().call_as_task(server, task));
+            let outcome = server.tasks().call_as_task(server, task);
+            return Ok(guarded(guard, call.id, outcome));
         }
         if tool.task_support == TaskSupport::Required {
             return Err(missing_tasks_extension());
@@ -113,31 +132,43 @@ pub(in crate::server) fn call_tool(
         ),
         run: |ctx, (handler, output, arguments)| call_handler(handler, output, ctx, arguments),
     };
-    Ok(call.run(retry, invoke))
+    let id = call.id;
+    Ok(guarded(guard, id, call.run(retry, invoke)))
 }
 
-/// The arguments read as a `Value` (`-32602` when not an object), their `Mcp-Param-*`
-/// mirrors checked, then validated: `Err` is the `isError` result naming what is wrong.
+/// `outcome`, run under `guard` when the call has one.
+fn guarded(guard: Option<Guard>, id: &RequestId, outcome: Outcome) -> Outcome {
+    match guard {
+        Some(guard) => guard.wrap(id.clone(), outcome),
+        None => outcome,
+    }
+}
+
+/// The arguments read as a `Value` (absent or `null`: an empty object; `-32602` when not
+/// an object).
+fn arguments_of(view: &ParamsView<'_>) -> Result<Value, ErrorObject> {
+    match view.arguments {
+        None => Ok(Value::Object(JsonObject::new())),
+        Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+            Ok(Value::Null) => Ok(Value::Object(JsonObject::new())),
+            Ok(v @ Value::Object(_)) => Ok(v),
+            _ => Err(ErrorObject::invalid_params(
+                "params.arguments must be an object",
+            )),
+        },
+    }
+}
+
+/// The arguments' `Mcp-Param-*` mirrors checked, then the arguments validated: `Err` is
+/// the `isError` result naming what is wrong.
 fn checked_arguments(
     server: &Server,
     tool: &RegisteredTool,
     name: &str,
     id: &RequestId,
-    view: &ParamsView<'_>,
+    arguments: Value,
     mirror: Option<&MirroredHeaders>,
 ) -> Result<Result<Value, Outcome>, ErrorObject> {
-    let arguments = match view.arguments {
-        None => Value::Object(JsonObject::new()),
-        Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
-            Ok(Value::Null) => Value::Object(JsonObject::new()),
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                return Err(ErrorObject::invalid_params(
-                    "params.arguments must be an object",
-                ));
-            }
-        },
-    };
     if let Some(m) = mirror {
         m.check_params(&tool.header_params, &arguments)?;
     }

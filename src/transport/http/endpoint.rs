@@ -28,6 +28,7 @@ use crate::legacy::{HttpRequest as LegacyRequest, Legacy};
 
 use crate::observability::metrics::{self, Refusal};
 use crate::observability::traceparent_header;
+use crate::server::idempotency::IdempotencyHeader;
 use crate::server::{Outcome, Running, Server};
 
 /// Everything the endpoint needs, shared by all requests.
@@ -224,6 +225,9 @@ async fn process(
     let bytes = read_body(body, ep.body_limit, ep.body_timeout).await?;
     if let Some(tp) = traceparent_header(headers.traceparent.first()) {
         extensions.insert(tp);
+    }
+    if let Some(key) = headers.idempotency_key.first() {
+        extensions.insert(IdempotencyHeader(key.clone()));
     }
     if let Some(legacy) = legacy
         .filter(|_| classify(&mirror.protocol_version, session.is_some(), &bytes) == Era::Legacy)

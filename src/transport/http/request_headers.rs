@@ -9,7 +9,7 @@
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderMap, HeaderName};
 
-use super::headers::SESSION_ID;
+use super::headers::{IDEMPOTENCY_KEY, SESSION_ID};
 use crate::mirrored::{Collector, Found, MirroredHeaders};
 use crate::observability::TRACEPARENT;
 
@@ -22,6 +22,8 @@ pub(crate) struct RequestHeaders<'a> {
     pub(crate) content_type: Found<'a>,
     pub(crate) session_id: Found<'a>,
     pub(crate) traceparent: Found<'a>,
+    /// `Idempotency-Key` (for tools that honour it).
+    pub(crate) idempotency_key: Found<'a>,
     /// `Mcp-Method` as sent (the in-flight bound looks at its first value, undecoded).
     pub(crate) method: Found<'a>,
     /// The mirrored headers, decoded.
@@ -32,7 +34,7 @@ impl<'a> RequestHeaders<'a> {
     /// Walks `headers` once.
     pub(crate) fn read(headers: &'a HeaderMap) -> Self {
         let (mut host, mut origin, mut accept, mut content_type) = Default::default();
-        let (mut session_id, mut traceparent) = Default::default();
+        let (mut session_id, mut traceparent, mut idempotency_key) = Default::default();
         let mut mirrored = Collector::default();
         for (name, value) in headers {
             // Standard names compare as one byte; the others by their first letter first.
@@ -50,6 +52,7 @@ impl<'a> RequestHeaders<'a> {
                     Some(b'm') if mirrored.offer(name, value) => continue,
                     Some(b'm') if name == SESSION_ID => &mut session_id,
                     Some(b't') if name == TRACEPARENT => &mut traceparent,
+                    Some(b'i') if name == IDEMPOTENCY_KEY => &mut idempotency_key,
                     _ => continue,
                 }
             };
@@ -62,6 +65,7 @@ impl<'a> RequestHeaders<'a> {
             content_type,
             session_id,
             traceparent,
+            idempotency_key,
             method: mirrored.method(),
             mirror: mirrored.finish(),
         }
