@@ -40,9 +40,9 @@ pub use bus::NatsBus;
 #[cfg(feature = "redis")]
 pub use bus::RedisBus;
 pub use bus::{BusOptions, MemoryBus};
+pub use idempotency::MemoryIdempotencyStore;
 #[cfg(feature = "redis")]
 pub use idempotency::RedisIdempotencyStore;
-pub use idempotency::MemoryIdempotencyStore;
 #[cfg(feature = "redis")]
 pub use rate::RedisRateStore;
 pub use rate::{Budget, MemoryRateStore, Verdict};
