@@ -65,6 +65,7 @@ mod challenge;
 mod claims;
 mod discovery;
 mod dpop;
+mod drain;
 mod future;
 mod http_client;
 mod introspection;

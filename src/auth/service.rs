@@ -6,6 +6,7 @@ use http::{HeaderName, HeaderValue, Request, Response, header};
 use tower::Service;
 
 use super::challenge::DPOP_NONCE;
+use super::drain;
 use super::future::ResponseFuture;
 use super::resource_server::ResourceServer;
 
@@ -28,7 +29,7 @@ where
     S: Service<Request<ReqBody>, Response = Response<ResBody>> + Clone + Send + 'static,
     S::Future: Send + 'static,
     S::Error: Send + 'static,
-    ReqBody: Send + 'static,
+    ReqBody: http_body::Body + Send + 'static,
     ResBody: From<String> + Send + 'static,
 {
     type Response = Response<ResBody>;
@@ -72,7 +73,13 @@ where
                             "request refused by the resource server"
                         );
                         crate::observability::metrics::record_auth_failure(rejection.reason());
-                        Ok(rejection.into_response(&server.challenge_context(&required)))
+                        let read = drain::drain(body).await;
+                        let mut response =
+                            rejection.into_response(&server.challenge_context(&required));
+                        if !read {
+                            drain::close(&mut response);
+                        }
+                        Ok(response)
                     }
                 }
             }),

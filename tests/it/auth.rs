@@ -3,6 +3,7 @@
 //! keys, introspection, metadata, filtered lists, and the official Python SDK as a client.
 
 mod binary;
+mod connection;
 #[cfg(feature = "external-tests")]
 mod dpop;
 mod introspection;

@@ -324,11 +324,13 @@ async fn a_server_without_task_tools_offers_no_tasks() {
     .await;
     let client = Client::new(&plain.url);
     let discover = client.request("server/discover", json!(1), json!({})).await;
+    // The demo toolset declares the Skills extension (its tour skill), never the Tasks one.
+    let extensions = &discover.result()["capabilities"]["extensions"];
     assert!(
-        discover.result()["capabilities"]
-            .get("extensions")
-            .is_none()
+        extensions.get("io.modelcontextprotocol/tasks").is_none(),
+        "{extensions}"
     );
+    assert!(extensions.get("io.modelcontextprotocol/skills").is_some());
     for method in [
         "tasks/get",
         "tasks/update",
