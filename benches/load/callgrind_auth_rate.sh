@@ -103,11 +103,14 @@ run() {
 # start CASE [valgrind OUT]: starts the binary for CASE; sets PID and ADDR.
 start() {
     local id=$1 log=$WORK/auth_rate.$1.log
+    # Emptied here, not by the child's redirection: the background child may truncate it only
+    # after the loop below has read the previous run's address.
+    : >"$log"
     # shellcheck disable=SC2046
     if [[ "${2-}" == valgrind ]]; then
-        valgrind --tool=callgrind --callgrind-out-file="$3" "$BIN" --listen 127.0.0.1:0 --log warn,stateless_mcp::runner=info $(args_of "$id") >"$log" 2>&1 &
+        valgrind --tool=callgrind --callgrind-out-file="$3" "$BIN" --listen 127.0.0.1:0 --log warn,stateless_mcp::runner=info $(args_of "$id") >>"$log" 2>&1 &
     else
-        "$BIN" --listen 127.0.0.1:0 --log warn,stateless_mcp::runner=info $(args_of "$id") >"$log" 2>&1 &
+        "$BIN" --listen 127.0.0.1:0 --log warn,stateless_mcp::runner=info $(args_of "$id") >>"$log" 2>&1 &
     fi
     PID=$!
     PIDS+=("$PID")
