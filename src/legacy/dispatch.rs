@@ -101,11 +101,11 @@ fn refused(id: Option<RequestId>, why: Refused) -> LegacyOutcome {
     LegacyOutcome::refused(id, ErrorObject::invalid_request(why.message()), refusal)
 }
 
+/// The session store cannot answer: the one store-unavailable answer (503,
+/// `Retry-After: 1`).
 pub(super) fn unavailable(id: Option<RequestId>, e: &crate::Error) -> LegacyOutcome {
-    tracing::error!(error = %e, "the session store could not answer");
-    LegacyOutcome::refused(
-        id,
-        ErrorObject::internal_error("Internal error: the session store is unavailable"),
+    LegacyOutcome::refused_with(
+        Reply::store_unavailable(id, "session", e),
         Refusal::Unavailable,
     )
 }
@@ -273,17 +273,18 @@ impl Legacy {
     ) -> Result<Outcome, ErrorObject> {
         let store = &self.state.settings.store;
         let unavailable = |e: crate::Error| {
-            tracing::error!(error = %e, "the session store could not answer");
-            ErrorObject::internal_error("Internal error: the session store is unavailable")
+            Outcome::Ready(Reply::store_unavailable(Some(id.clone()), "session", &e))
         };
         match method {
             PING => return Ok(empty(id)),
             LOGGING_SET_LEVEL => {
                 let p: SetLevelParams = params(body, method)?;
-                store
+                if let Err(e) = store
                     .set_log_level(&session.key, p.level, session.expires)
                     .await
-                    .map_err(unavailable)?;
+                {
+                    return Ok(unavailable(e));
+                }
                 return Ok(empty(id));
             }
             RESOURCES_SUBSCRIBE | RESOURCES_UNSUBSCRIBE => {
@@ -301,21 +302,18 @@ impl Legacy {
                     )));
                 }
                 if method == RESOURCES_SUBSCRIBE {
-                    let added = store
-                        .subscribe(&session.key, &p.uri, session.expires)
-                        .await
-                        .map_err(unavailable)?;
+                    let added = match store.subscribe(&session.key, &p.uri, session.expires).await {
+                        Ok(added) => added,
+                        Err(e) => return Ok(unavailable(e)),
+                    };
                     if !added {
                         return Err(ErrorObject::invalid_params(format!(
                             "Too many subscriptions: a session may hold {}",
                             MAX_SESSION_SUBSCRIPTIONS
                         )));
                     }
-                } else {
-                    store
-                        .unsubscribe(&session.key, &p.uri)
-                        .await
-                        .map_err(unavailable)?;
+                } else if let Err(e) = store.unsubscribe(&session.key, &p.uri).await {
+                    return Ok(unavailable(e));
                 }
                 self.session_changed(&session.key).await;
                 return Ok(empty(id));

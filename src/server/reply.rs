@@ -16,6 +16,10 @@ use crate::protocol::{
     StampResult,
 };
 
+/// What `Retry-After` says when a shared store cannot answer: its circuit breaker probes
+/// twice a second, so a retry a second later finds it back if it is.
+const STORE_RETRY_AFTER_SECS: u32 = 1;
+
 /// The head of every success response, up to the id.
 const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 /// Between the id and the result.
@@ -352,6 +356,26 @@ impl Reply {
             retry_after_secs: None,
             status: None,
         }
+    }
+
+    /// The one answer of a request that needs a shared store which cannot answer now (down,
+    /// hung, or its circuit breaker open): `-32603` with `data.reason = "store_unavailable"`
+    /// and `data.retryAfterSecs = 1`, sent over HTTP as 503 with `Retry-After: 1`; the same
+    /// JSON-RPC error over stdio. `store` names it in the message (`session`, `task`,
+    /// `replay`, `idempotency`); `e` is logged, never sent.
+    pub(crate) fn store_unavailable(id: Option<RequestId>, store: &str, e: &crate::Error) -> Self {
+        tracing::warn!(store, error = %e, "a shared store could not answer; answered 503");
+        let error = ErrorObject {
+            code: ErrorCode::InternalError.code(),
+            message: format!("The {store} store is unavailable; retry later").into(),
+            data: Some(serde_json::json!({
+                "reason": "store_unavailable",
+                "retryAfterSecs": STORE_RETRY_AFTER_SECS,
+            })),
+        };
+        let mut reply = Reply::error(id, error);
+        reply.retry_after_secs = Some(STORE_RETRY_AFTER_SECS);
+        reply
     }
 
     /// This reply, sent over HTTP with `status` (with `Retry-After` too when

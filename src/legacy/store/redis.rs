@@ -5,7 +5,6 @@ use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
-use redis::aio::ConnectionManager;
 
 use super::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings, SessionStore};
 use crate::Error;
@@ -55,7 +54,7 @@ const SUBSCRIBE: &str = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then \
 /// ```
 #[derive(Clone)]
 pub struct RedisSessionStore {
-    conn: ConnectionManager,
+    conn: crate::backends::redis_conn::StoreConn,
     prefix: String,
     target: String,
 }
@@ -91,7 +90,7 @@ impl RedisSessionStore {
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
         let lazy = crate::backends::redis_conn::connect_lazy(url, "RedisSessionStore::connect")?;
         Ok(RedisSessionStore {
-            conn: lazy.manager,
+            conn: lazy.for_store("sessions"),
             prefix: prefix.into(),
             target: lazy.target,
         })
@@ -102,9 +101,8 @@ impl RedisSessionStore {
     }
 
     async fn query<T: redis::FromRedisValue>(&self, cmd: redis::Cmd) -> Result<T, Error> {
-        let mut conn = self.conn.clone();
         let context = format!("session store (Redis at {})", self.target);
-        crate::backends::redis_conn::query_reconnecting::<T>(&mut conn, &cmd, context).await
+        self.conn.query::<T>(&cmd, context).await
     }
 
     async fn set_field(
