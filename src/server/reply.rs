@@ -364,7 +364,7 @@ impl Reply {
     /// JSON-RPC error over stdio. `store` names it in the message (`session`, `task`,
     /// `replay`, `idempotency`); `e` is logged, never sent.
     pub(crate) fn store_unavailable(id: Option<RequestId>, store: &str, e: &crate::Error) -> Self {
-        tracing::warn!(store, error = %e, "a shared store could not answer; answered 503");
+        tracing::debug!(store, error = %e, "a shared store could not answer; answered 503");
         let error = ErrorObject {
             code: ErrorCode::InternalError.code(),
             message: format!("The {store} store is unavailable; retry later").into(),
