@@ -480,7 +480,6 @@ mod tests {
     }
 
     #[test]
-    #[test]
     fn refusals_carry_their_statuses() {
         let id = RequestId::from(1);
         assert_eq!(reused(id.clone()).http_status(), 422);

@@ -401,6 +401,22 @@ mod tests {
     }
 
     #[test]
+    fn a_store_that_cannot_answer_gets_one_retryable_answer() {
+        let e = crate::Error::unavailable("session store (Redis at x)", "secret detail");
+        let reply = Reply::store_unavailable(Some(RequestId::from(4)), "session", &e);
+        assert_eq!(reply.http_status(), 503);
+        assert_eq!(reply.retry_after_secs, Some(1));
+        let body: serde_json::Value = serde_json::from_slice(&reply.to_bytes()).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"jsonrpc": "2.0", "id": 4, "error": {
+                "code": -32603,
+                "message": "The session store is unavailable; retry later",
+                "data": {"reason": "store_unavailable", "retryAfterSecs": 1}}})
+        );
+    }
+
+    #[test]
     fn an_encoded_result_matches_a_serialized_one() {
         // A short page is copied (one chunk), a long one referenced after the id's chunk.
         for (tools, chunks) in [(0, 1), (1, 1), (100, 2)] {
