@@ -9,6 +9,7 @@
 //! server does).
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use http::Extensions;
@@ -23,7 +24,7 @@ use super::{Legacy, Refusal};
 use crate::backends::bus::MAX_EVENT_BYTES;
 use crate::handler::Principal;
 use crate::notify::ChangeEvent;
-use crate::observability::RequestProbe;
+use crate::observability::{RequestProbe, metrics};
 use crate::protocol::legacy::{
     INITIALIZE, InitializeParams, InitializeResult, LOGGING_SET_LEVEL, PING, RESOURCES_SUBSCRIBE,
     RESOURCES_UNSUBSCRIBE, SetLevelParams, SubscribeParams, negotiate_version,
@@ -136,6 +137,9 @@ impl Legacy {
             .map_err(|why| {
                 if let Refused::Unknown(reason) = why {
                     tracing::debug!(reason, "refused a legacy session id");
+                    if reason == session::EXPIRED {
+                        metrics::record_legacy_session_expired("hard");
+                    }
                 }
                 refused(id.cloned(), why)
             })?;
@@ -148,7 +152,41 @@ impl Legacy {
         if settings.revoked {
             return Err(refused(id.cloned(), Refused::Unknown("it was deleted")));
         }
+        if let Some(idle) = state.settings.session_idle {
+            self.keep_alive(id, &session, &settings, idle).await?;
+        }
         Ok((session, settings))
+    }
+
+    /// The idle limit (sliding expiry): refused (404) when the session was not used for
+    /// `idle`; its use recorded in the store when less than half of `idle` is left (so one
+    /// write per session per half `idle` at most, whatever the request rate). The last use
+    /// is read from the settings every request loads anyway: no extra read.
+    async fn keep_alive(
+        &self,
+        id: Option<&RequestId>,
+        session: &Session,
+        settings: &SessionSettings,
+        idle: Duration,
+    ) -> Result<(), LegacyOutcome> {
+        let now = SystemTime::now();
+        let last = settings
+            .last_used
+            .map_or(session.issued, |t| t.max(session.issued));
+        let quiet = now.duration_since(last).unwrap_or_default();
+        if quiet >= idle {
+            metrics::record_legacy_session_expired("idle");
+            tracing::debug!(?quiet, "refused a legacy session id: idle");
+            return Err(refused(id.cloned(), Refused::Unknown(session::IDLE)));
+        }
+        if quiet >= idle / 2 {
+            let store = &self.state.settings.store;
+            if let Err(e) = store.touch(&session.key, now, session.expires).await {
+                return Err(unavailable(id.cloned(), &e));
+            }
+            metrics::record_legacy_session_refresh();
+        }
+        Ok(())
     }
 
     /// Handles one message of a legacy client (see [legacy clients](crate#legacy-clients)):

@@ -27,6 +27,8 @@
 //! | `mcp_request_state_rejections_total` | counter | `reason` | `requestState` unsealing |
 //! | `mcp_http_refusals_total` | counter | `reason` | connection and load limits |
 //! | `mcp_connections_open` | gauge | — | the runner's accept loop |
+//! | `mcp_legacy_session_refreshes_total` | counter | — | a legacy session's use recorded in the session store (sliding expiry) |
+//! | `mcp_legacy_sessions_expired_total` | counter | `reason` | a request refused (404) because its legacy session expired: `idle` or `hard` |
 //! | `mcp_store_unavailable_total` | counter | `store`, `cause` | a shared-store call that failed for want of the store |
 //! | `mcp_store_circuit_open` | gauge | `store` | a shared store's circuit breaker (1 open, 0 closed) |
 //! | `mcp_connections_idle_closed_total` | counter | — | the runner, at the idle timeout |
@@ -105,6 +107,12 @@ pub(crate) const HTTP_REFUSALS_TOTAL: &str = "mcp_http_refusals_total";
 /// Counter: rate-limit checks answered by this replica's own limiter because the shared
 /// rate store could not be reached.
 pub(crate) const RATE_LIMIT_FALLBACKS_TOTAL: &str = "mcp_rate_limit_fallbacks_total";
+/// Counter: legacy sessions' uses recorded in the session store (sliding expiry), at most
+/// about one per session per half idle limit.
+pub(crate) const LEGACY_SESSION_REFRESHES_TOTAL: &str = "mcp_legacy_session_refreshes_total";
+/// Counter: requests refused (404) because their legacy session expired, by `reason`: `idle`
+/// (unused for longer than the idle limit) or `hard` (older than `session_ttl`).
+pub(crate) const LEGACY_SESSIONS_EXPIRED_TOTAL: &str = "mcp_legacy_sessions_expired_total";
 /// Counter: shared-store calls that failed for want of the store, by `store` (`sessions`,
 /// `tasks`, `replay`, `idempotency`, `rate`) and `cause`: `breaker_open` (refused at once,
 /// the store being known down), `timeout` or `error` (the connection is lost or cannot be
@@ -146,6 +154,8 @@ pub const ALL: &[&str] = &[
     IDEMPOTENT_CALLS_TOTAL,
     STORE_UNAVAILABLE_TOTAL,
     STORE_CIRCUIT_OPEN,
+    LEGACY_SESSION_REFRESHES_TOTAL,
+    LEGACY_SESSIONS_EXPIRED_TOTAL,
 ];
 
 /// Label: the MCP method.
@@ -405,6 +415,14 @@ pub(crate) fn describe() {
         "Tool calls that carried an idempotency key, by outcome"
     );
     describe_counter!(
+        LEGACY_SESSION_REFRESHES_TOTAL,
+        "Legacy sessions' uses recorded in the session store (sliding expiry)"
+    );
+    describe_counter!(
+        LEGACY_SESSIONS_EXPIRED_TOTAL,
+        "Requests refused because their legacy session expired, by reason (idle, hard)"
+    );
+    describe_counter!(
         STORE_UNAVAILABLE_TOTAL,
         "Shared-store calls that failed for want of the store, by store and cause (breaker_open, timeout, error)"
     );
@@ -504,6 +522,16 @@ pub(crate) fn record_replay_store_error() {
 /// Publishing a change event of method `kind` to the bus failed.
 pub(crate) fn record_bus_publish_error(kind: &'static str) {
     counter!(BUS_PUBLISH_ERRORS_TOTAL, LABEL_KIND => kind).increment(1);
+}
+
+/// A legacy session's use was recorded in the session store.
+pub(crate) fn record_legacy_session_refresh() {
+    counter!(LEGACY_SESSION_REFRESHES_TOTAL).increment(1);
+}
+
+/// A request was refused because its legacy session expired (`idle` or `hard`).
+pub(crate) fn record_legacy_session_expired(reason: &'static str) {
+    counter!(LEGACY_SESSIONS_EXPIRED_TOTAL, LABEL_REASON => reason).increment(1);
 }
 
 #[cfg(feature = "redis")]

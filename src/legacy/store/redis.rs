@@ -14,6 +14,8 @@ use crate::protocol::LoggingLevel;
 const REVOKED: &str = "revoked";
 /// Field of the log level.
 const LEVEL: &str = "level";
+/// Field of the last recorded use (Unix milliseconds).
+const USED: &str = "used";
 /// Prefix of the subscription fields (`sub:URI`).
 const SUB: &str = "sub:";
 
@@ -27,7 +29,7 @@ const SET_FIELD: &str = "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) \
 /// revocation fields do not count).
 const SUBSCRIBE: &str = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then \
      local n = redis.call('HLEN', KEYS[1]) - redis.call('HEXISTS', KEYS[1], 'level') \
-       - redis.call('HEXISTS', KEYS[1], 'revoked') \
+       - redis.call('HEXISTS', KEYS[1], 'revoked') - redis.call('HEXISTS', KEYS[1], 'used') \
      if n >= tonumber(ARGV[3]) then return 0 end end \
      redis.call('HSET', KEYS[1], ARGV[1], '1') \
      redis.call('PEXPIREAT', KEYS[1], ARGV[2]) return 1";
@@ -35,7 +37,8 @@ const SUBSCRIBE: &str = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then \
 /// A [`SessionStore`] in Redis, shared by every replica using the same Redis and prefix.
 ///
 /// Each session is one hash, `PREFIX.session.KEY`, expiring with the session
-/// (`PEXPIREAT`): field `level` holds the log level, `revoked` is set by `DELETE`, and one
+/// (`PEXPIREAT`): field `level` holds the log level, `revoked` is set by `DELETE`, `used`
+/// the last recorded use (Unix milliseconds, for the idle limit), and one
 /// field `sub:URI` per subscribed resource. Writes are small Lua scripts (field and expiry
 /// together); reads are one `HGETALL`. Every write is idempotent, so the one retry after a
 /// dropped connection is harmless.
@@ -133,6 +136,11 @@ impl SessionStore for RedisSessionStore {
             for (field, value) in fields {
                 if field == REVOKED {
                     settings.revoked = true;
+                } else if field == USED {
+                    settings.last_used = value
+                        .parse::<u64>()
+                        .ok()
+                        .map(|ms| UNIX_EPOCH + std::time::Duration::from_millis(ms));
                 } else if field == LEVEL {
                     settings.log_level = serde_json::from_value(value.into()).ok();
                 } else if let Some(uri) = field.strip_prefix(SUB) {
@@ -182,6 +190,18 @@ impl SessionStore for RedisSessionStore {
             let mut cmd = redis::cmd("HDEL");
             cmd.arg(self.key(session)).arg(format!("{SUB}{uri}"));
             self.query::<i64>(cmd).await.map(drop)
+        })
+    }
+
+    fn touch<'a>(
+        &'a self,
+        session: &'a str,
+        at: SystemTime,
+        expires: SystemTime,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(async move {
+            self.set_field(session, USED, &millis(at).to_string(), expires)
+                .await
         })
     }
 
