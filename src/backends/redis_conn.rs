@@ -189,6 +189,10 @@ async fn query_with_cause<T: redis::FromRedisValue>(
     for _ in 0..2 {
         match tokio::time::timeout(IO_TIMEOUT * 2, cmd.query_async::<T>(conn)).await {
             Ok(Ok(value)) => return Ok(value),
+            // A hung Redis is not a dropped connection: asking again would only wait again.
+            Ok(Err(e)) if e.is_timeout() => {
+                return Err((Error::unavailable(context, e), Some("timeout")));
+            }
             Ok(Err(e)) if e.is_connection_dropped() || e.is_io_error() => last = e.to_string(),
             Ok(Err(e)) => {
                 let cause = cause_of(&e);
