@@ -9,7 +9,7 @@
 //! "store_unavailable"`); once a store's circuit breaker is open, its requests are refused
 //! without a network wait (the `cause="breaker_open"` count grows with each). When Redis
 //! answers again, everything works again without a restart. Latencies are printed (speed is
-//! reported, not asserted; `--nocapture` shows them).
+//! reported, not asserted; `--nocapture` shows them). Over stdio, the same JSON-RPC error.
 
 use std::time::{Duration, Instant};
 
@@ -219,4 +219,40 @@ async fn a_store_outage_fails_fast_and_recovers_without_a_restart() {
     say!("a new redis-server on the same port: recovered in {took:?}");
     // Nothing of the old Redis survived (no persistence): the session's settings start
     // empty again, the session itself lives on in its sealed id.
+}
+
+/// Over stdio the same JSON-RPC error (no HTTP status there): a task store that cannot be
+/// reached refuses a task-augmented call with `store_unavailable`, twice (the second time at
+/// once, the breaker open), while a plain call works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_stdio_a_store_outage_is_the_same_json_rpc_error() {
+    // Nothing listens there: every connection is refused.
+    let nowhere = format!("redis://127.0.0.1:{}", crate::support::brokers::free_port());
+    let mut c = crate::support::stdio::StdioClient::spawn(&[
+        "--fixtures",
+        "conformance",
+        "--task-store",
+        &nowhere,
+    ]);
+    for id in [1, 2] {
+        c.request(
+            json!(id),
+            "tools/call",
+            json!({"name": "slow_compute", "arguments": {"seconds": 0.1},
+                   "_meta": task_meta()}),
+        )
+        .await;
+        let (_, r) = c.until_response(&json!(id)).await;
+        assert_eq!(r["error"]["code"], -32603, "{r}");
+        assert_eq!(r["error"]["data"]["reason"], "store_unavailable", "{r}");
+        assert_eq!(r["error"]["data"]["retryAfterSecs"], 1, "{r}");
+    }
+    c.request(
+        json!(3),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "still here"}}),
+    )
+    .await;
+    let (_, r) = c.until_response(&json!(3)).await;
+    assert_eq!(r["result"]["content"][0]["text"], "still here", "{r}");
 }
