@@ -77,6 +77,7 @@ pub struct ServerBuilder {
     legacy: bool,
     session_store: Option<Arc<dyn crate::legacy::store::SessionStore>>,
     session_ttl: Duration,
+    session_idle: Option<Duration>,
     legacy_input_timeout: Duration,
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
     task_settings: crate::tasks::TaskSettings,
@@ -130,6 +131,7 @@ impl ServerBuilder {
             legacy: true,
             session_store: None,
             session_ttl: DEFAULT_SESSION_TTL,
+            session_idle: None,
             legacy_input_timeout: DEFAULT_INPUT_TIMEOUT,
             task_store: None,
             task_settings: crate::tasks::TaskSettings::default(),
@@ -416,10 +418,22 @@ impl ServerBuilder {
         self
     }
 
-    /// How long a legacy session lasts from `initialize` (default 24 hours); after that its
-    /// id gets 404 and the client initializes again.
+    /// How long a legacy session lasts from `initialize` at most, however much it is used
+    /// (the hard limit, default 24 hours); after that its id gets 404 and the client
+    /// initializes again.
     pub fn session_ttl(mut self, ttl: Duration) -> Self {
         self.session_ttl = ttl;
+        self
+    }
+
+    /// The idle limit of legacy sessions (sliding expiry; default: none, only the hard limit
+    /// [`session_ttl`](Self::session_ttl)): a session no request used for longer than
+    /// `idle` ends (its id gets 404), one in use lives on up to the hard limit. Use is
+    /// recorded in the session store on any replica, cheaply: a write only when less than
+    /// half of `idle` is left (at most about two writes per session per `idle`), never one
+    /// per request. `Duration::ZERO` turns it off.
+    pub fn session_idle(mut self, idle: Duration) -> Self {
+        self.session_idle = (!idle.is_zero()).then_some(idle);
         self
     }
 
@@ -490,6 +504,7 @@ impl ServerBuilder {
                     Arc::new(crate::legacy::store::MemorySessionStore::default())
                 }),
                 session_ttl: self.session_ttl,
+                session_idle: self.session_idle,
                 input_timeout: self.legacy_input_timeout,
                 capabilities: capabilities.clone(),
                 instructions: self.instructions.clone(),

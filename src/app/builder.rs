@@ -70,6 +70,7 @@ pub(crate) fn apply(
         .legacy(config.legacy)
         .session_store(bus::session_store(config)?)
         .session_ttl(Duration::from_secs(config.session_ttl_secs))
+        .session_idle(Duration::from_secs(config.session_idle_secs))
         .legacy_input_timeout(Duration::from_secs(config.legacy_input_timeout_secs))
         .task_store(bus::task_store(config)?)
         .task_settings(

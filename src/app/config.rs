@@ -248,10 +248,17 @@ pub struct Config {
     #[arg(long, env = "MCP_SESSION_STORE", value_parser = parse_store, hide_env_values = true)]
     pub session_store: Option<String>,
 
-    /// How long a legacy session lasts from `initialize`, in seconds; then its
-    /// `Mcp-Session-Id` gets 404 and the client initializes again.
+    /// How long a legacy session lasts from `initialize` at most, however much it is used
+    /// (the hard limit), in seconds; then its `Mcp-Session-Id` gets 404 and the client
+    /// initializes again.
     #[arg(long, env = "MCP_SESSION_TTL_SECS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..=30 * 86_400))]
     pub session_ttl_secs: u64,
+
+    /// The idle limit of legacy sessions, in seconds (sliding expiry): a session no request
+    /// used for this long gets 404; one in use lives on up to `--session-ttl-secs`. 0: no
+    /// idle limit.
+    #[arg(long, env = "MCP_SESSION_IDLE_SECS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=30 * 86_400))]
+    pub session_idle_secs: u64,
 
     /// How long a legacy client's `tools/call` waits for the answer to a server-to-client
     /// request (elicitation, sampling, roots), in seconds, before it fails.

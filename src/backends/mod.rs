@@ -18,8 +18,11 @@
 //! rely on); one contract test suite per trait runs against every backend. The broker-backed
 //! ones connect lazily and reconnect on their own ([`BusOptions`] for the
 //! buses); their URLs never reach a log with a password in them. The plumbing they share
-//! (lazy connections, reconnecting queries, URL redaction) is here too, crate-private.
+//! (lazy connections, reconnecting queries, URL redaction, the circuit breaker that makes a
+//! store known to be down fail at once) is here too, crate-private.
 
+#[cfg(feature = "redis")]
+pub(crate) mod breaker;
 pub(crate) mod bus;
 pub(crate) mod idempotency;
 pub(crate) mod rate;

@@ -9,6 +9,7 @@
 //! server does).
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use http::Extensions;
@@ -23,7 +24,7 @@ use super::{Legacy, Refusal};
 use crate::backends::bus::MAX_EVENT_BYTES;
 use crate::handler::Principal;
 use crate::notify::ChangeEvent;
-use crate::observability::RequestProbe;
+use crate::observability::{RequestProbe, metrics};
 use crate::protocol::legacy::{
     INITIALIZE, InitializeParams, InitializeResult, LOGGING_SET_LEVEL, PING, RESOURCES_SUBSCRIBE,
     RESOURCES_UNSUBSCRIBE, SetLevelParams, SubscribeParams, negotiate_version,
@@ -101,11 +102,11 @@ fn refused(id: Option<RequestId>, why: Refused) -> LegacyOutcome {
     LegacyOutcome::refused(id, ErrorObject::invalid_request(why.message()), refusal)
 }
 
+/// The session store cannot answer: the one store-unavailable answer (503,
+/// `Retry-After: 1`).
 pub(super) fn unavailable(id: Option<RequestId>, e: &crate::Error) -> LegacyOutcome {
-    tracing::error!(error = %e, "the session store could not answer");
-    LegacyOutcome::refused(
-        id,
-        ErrorObject::internal_error("Internal error: the session store is unavailable"),
+    LegacyOutcome::refused_with(
+        Reply::store_unavailable(id, "session", e),
         Refusal::Unavailable,
     )
 }
@@ -136,6 +137,9 @@ impl Legacy {
             .map_err(|why| {
                 if let Refused::Unknown(reason) = why {
                     tracing::debug!(reason, "refused a legacy session id");
+                    if reason == session::EXPIRED {
+                        metrics::record_legacy_session_expired("hard");
+                    }
                 }
                 refused(id.cloned(), why)
             })?;
@@ -148,7 +152,41 @@ impl Legacy {
         if settings.revoked {
             return Err(refused(id.cloned(), Refused::Unknown("it was deleted")));
         }
+        if let Some(idle) = state.settings.session_idle {
+            self.keep_alive(id, &session, &settings, idle).await?;
+        }
         Ok((session, settings))
+    }
+
+    /// The idle limit (sliding expiry): refused (404) when the session was not used for
+    /// `idle`; its use recorded in the store when less than half of `idle` is left (so one
+    /// write per session per half `idle` at most, whatever the request rate). The last use
+    /// is read from the settings every request loads anyway: no extra read.
+    async fn keep_alive(
+        &self,
+        id: Option<&RequestId>,
+        session: &Session,
+        settings: &SessionSettings,
+        idle: Duration,
+    ) -> Result<(), LegacyOutcome> {
+        let now = SystemTime::now();
+        let last = settings
+            .last_used
+            .map_or(session.issued, |t| t.max(session.issued));
+        let quiet = now.duration_since(last).unwrap_or_default();
+        if quiet >= idle {
+            metrics::record_legacy_session_expired("idle");
+            tracing::debug!(?quiet, "refused a legacy session id: idle");
+            return Err(refused(id.cloned(), Refused::Unknown(session::IDLE)));
+        }
+        if quiet >= idle / 2 {
+            let store = &self.state.settings.store;
+            if let Err(e) = store.touch(&session.key, now, session.expires).await {
+                return Err(unavailable(id.cloned(), &e));
+            }
+            metrics::record_legacy_session_refresh();
+        }
+        Ok(())
     }
 
     /// Handles one message of a legacy client (see [legacy clients](crate#legacy-clients)):
@@ -273,17 +311,18 @@ impl Legacy {
     ) -> Result<Outcome, ErrorObject> {
         let store = &self.state.settings.store;
         let unavailable = |e: crate::Error| {
-            tracing::error!(error = %e, "the session store could not answer");
-            ErrorObject::internal_error("Internal error: the session store is unavailable")
+            Outcome::Ready(Reply::store_unavailable(Some(id.clone()), "session", &e))
         };
         match method {
             PING => return Ok(empty(id)),
             LOGGING_SET_LEVEL => {
                 let p: SetLevelParams = params(body, method)?;
-                store
+                if let Err(e) = store
                     .set_log_level(&session.key, p.level, session.expires)
                     .await
-                    .map_err(unavailable)?;
+                {
+                    return Ok(unavailable(e));
+                }
                 return Ok(empty(id));
             }
             RESOURCES_SUBSCRIBE | RESOURCES_UNSUBSCRIBE => {
@@ -301,21 +340,18 @@ impl Legacy {
                     )));
                 }
                 if method == RESOURCES_SUBSCRIBE {
-                    let added = store
-                        .subscribe(&session.key, &p.uri, session.expires)
-                        .await
-                        .map_err(unavailable)?;
+                    let added = match store.subscribe(&session.key, &p.uri, session.expires).await {
+                        Ok(added) => added,
+                        Err(e) => return Ok(unavailable(e)),
+                    };
                     if !added {
                         return Err(ErrorObject::invalid_params(format!(
                             "Too many subscriptions: a session may hold {}",
                             MAX_SESSION_SUBSCRIPTIONS
                         )));
                     }
-                } else {
-                    store
-                        .unsubscribe(&session.key, &p.uri)
-                        .await
-                        .map_err(unavailable)?;
+                } else if let Err(e) = store.unsubscribe(&session.key, &p.uri).await {
+                    return Ok(unavailable(e));
                 }
                 self.session_changed(&session.key).await;
                 return Ok(empty(id));

@@ -68,6 +68,9 @@ pub(crate) const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
 pub(crate) struct Settings {
     pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) session_ttl: Duration,
+    /// The idle limit: a session unused for longer ends (sliding expiry); `None`: only the
+    /// hard limit `session_ttl`.
+    pub(crate) session_idle: Option<Duration>,
     pub(crate) input_timeout: Duration,
     /// What `server/discover` advertises; `initialize` advertises what 2025-11-25 defines
     /// of it.

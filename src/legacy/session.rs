@@ -52,6 +52,11 @@ struct Claims {
     n: String,
 }
 
+/// Why a session past its hard limit is refused.
+pub(crate) const EXPIRED: &str = "expired";
+/// Why a session unused for longer than the idle limit is refused.
+pub(crate) const IDLE: &str = "idle for longer than the idle limit";
+
 /// An opened legacy session.
 #[derive(Debug, Clone)]
 pub(crate) struct Session {
@@ -63,8 +68,10 @@ pub(crate) struct Session {
     pub(crate) capabilities: ClientCapabilities,
     /// Who the client said it is.
     pub(crate) client_info: Option<Implementation>,
-    /// When it expires.
+    /// When it expires at the latest (issued + the hard limit, `session_ttl`).
     pub(crate) expires: SystemTime,
+    /// When it was issued (`initialize`), whole seconds.
+    pub(crate) issued: SystemTime,
 }
 
 /// Why a request gets no session.
@@ -161,7 +168,7 @@ impl Unsealed {
             return Err(Refused::Unknown("it belongs to another caller"));
         }
         if self.session.expires <= now {
-            return Err(Refused::Unknown("expired"));
+            return Err(Refused::Unknown(EXPIRED));
         }
         Ok(self.session.clone())
     }
@@ -187,6 +194,7 @@ pub(crate) fn unseal(keys: &StateKeys, token: &str, ttl: Duration) -> Result<Uns
             capabilities: claims.c,
             client_info: claims.i,
             expires: UNIX_EPOCH + Duration::from_secs(claims.t) + ttl,
+            issued: UNIX_EPOCH + Duration::from_secs(claims.t),
         },
         principal: claims.p,
         plain_len: plain.len(),

@@ -214,6 +214,7 @@ mod tests {
             capabilities: Default::default(),
             client_info: None,
             expires,
+            issued: SystemTime::now(),
         };
         let stream = Stream {
             session,

@@ -27,6 +27,10 @@
 //! | `mcp_request_state_rejections_total` | counter | `reason` | `requestState` unsealing |
 //! | `mcp_http_refusals_total` | counter | `reason` | connection and load limits |
 //! | `mcp_connections_open` | gauge | — | the runner's accept loop |
+//! | `mcp_legacy_session_refreshes_total` | counter | — | a legacy session's use recorded in the session store (sliding expiry) |
+//! | `mcp_legacy_sessions_expired_total` | counter | `reason` | a request refused (404) because its legacy session expired: `idle` or `hard` |
+//! | `mcp_store_unavailable_total` | counter | `store`, `cause` | a shared-store call that failed for want of the store |
+//! | `mcp_store_circuit_open` | gauge | `store` | a shared store's circuit breaker (1 open, 0 closed) |
 //! | `mcp_connections_idle_closed_total` | counter | — | the runner, at the idle timeout |
 //!
 //! `outcome` is `ok`, `accepted` (a notification), `cancelled` (the client went away before
@@ -103,6 +107,20 @@ pub(crate) const HTTP_REFUSALS_TOTAL: &str = "mcp_http_refusals_total";
 /// Counter: rate-limit checks answered by this replica's own limiter because the shared
 /// rate store could not be reached.
 pub(crate) const RATE_LIMIT_FALLBACKS_TOTAL: &str = "mcp_rate_limit_fallbacks_total";
+/// Counter: legacy sessions' uses recorded in the session store (sliding expiry), at most
+/// about one per session per half idle limit.
+pub(crate) const LEGACY_SESSION_REFRESHES_TOTAL: &str = "mcp_legacy_session_refreshes_total";
+/// Counter: requests refused (404) because their legacy session expired, by `reason`: `idle`
+/// (unused for longer than the idle limit) or `hard` (older than `session_ttl`).
+pub(crate) const LEGACY_SESSIONS_EXPIRED_TOTAL: &str = "mcp_legacy_sessions_expired_total";
+/// Counter: shared-store calls that failed for want of the store, by `store` (`sessions`,
+/// `tasks`, `replay`, `idempotency`, `rate`) and `cause`: `breaker_open` (refused at once,
+/// the store being known down), `timeout` or `error` (the connection is lost or cannot be
+/// made).
+pub(crate) const STORE_UNAVAILABLE_TOTAL: &str = "mcp_store_unavailable_total";
+/// Gauge: 1 while a shared store's circuit breaker is open (its calls refused at once), by
+/// `store`.
+pub(crate) const STORE_CIRCUIT_OPEN: &str = "mcp_store_circuit_open";
 /// Gauge: connections the runner holds open.
 pub(crate) const CONNECTIONS_OPEN: &str = "mcp_connections_open";
 /// Counter: connections the runner closed at the idle timeout.
@@ -134,6 +152,10 @@ pub const ALL: &[&str] = &[
     TASKS_REJECTED_TOTAL,
     DRAINING,
     IDEMPOTENT_CALLS_TOTAL,
+    STORE_UNAVAILABLE_TOTAL,
+    STORE_CIRCUIT_OPEN,
+    LEGACY_SESSION_REFRESHES_TOTAL,
+    LEGACY_SESSIONS_EXPIRED_TOTAL,
 ];
 
 /// Label: the MCP method.
@@ -148,6 +170,12 @@ pub(crate) const LABEL_KIND: &str = "kind";
 pub(crate) const LABEL_REASON: &str = "reason";
 /// Label: a task's terminal status.
 pub(crate) const LABEL_STATUS: &str = "status";
+#[cfg(feature = "redis")]
+/// Label: the shared store (`sessions`, `tasks`, `replay`, `idempotency`, `rate`).
+pub(crate) const LABEL_STORE: &str = "store";
+#[cfg(feature = "redis")]
+/// Label: why a shared-store call failed.
+pub(crate) const LABEL_CAUSE: &str = "cause";
 #[cfg(any(feature = "redis", feature = "nats"))]
 /// Label: the bus backend (`memory`, `redis`).
 pub(crate) const LABEL_BACKEND: &str = "backend";
@@ -386,6 +414,22 @@ pub(crate) fn describe() {
         IDEMPOTENT_CALLS_TOTAL,
         "Tool calls that carried an idempotency key, by outcome"
     );
+    describe_counter!(
+        LEGACY_SESSION_REFRESHES_TOTAL,
+        "Legacy sessions' uses recorded in the session store (sliding expiry)"
+    );
+    describe_counter!(
+        LEGACY_SESSIONS_EXPIRED_TOTAL,
+        "Requests refused because their legacy session expired, by reason (idle, hard)"
+    );
+    describe_counter!(
+        STORE_UNAVAILABLE_TOTAL,
+        "Shared-store calls that failed for want of the store, by store and cause (breaker_open, timeout, error)"
+    );
+    describe_gauge!(
+        STORE_CIRCUIT_OPEN,
+        "1 while a shared store's circuit breaker is open (its calls refused at once), by store"
+    );
     describe_gauge!(
         DRAINING,
         "1 while this replica drains after a shutdown signal"
@@ -478,6 +522,29 @@ pub(crate) fn record_replay_store_error() {
 /// Publishing a change event of method `kind` to the bus failed.
 pub(crate) fn record_bus_publish_error(kind: &'static str) {
     counter!(BUS_PUBLISH_ERRORS_TOTAL, LABEL_KIND => kind).increment(1);
+}
+
+/// A legacy session's use was recorded in the session store.
+pub(crate) fn record_legacy_session_refresh() {
+    counter!(LEGACY_SESSION_REFRESHES_TOTAL).increment(1);
+}
+
+/// A request was refused because its legacy session expired (`idle` or `hard`).
+pub(crate) fn record_legacy_session_expired(reason: &'static str) {
+    counter!(LEGACY_SESSIONS_EXPIRED_TOTAL, LABEL_REASON => reason).increment(1);
+}
+
+#[cfg(feature = "redis")]
+/// A call to the shared store `store` failed for want of it; `cause` is `breaker_open`,
+/// `timeout` or `error`.
+pub(crate) fn record_store_unavailable(store: &'static str, cause: &'static str) {
+    counter!(STORE_UNAVAILABLE_TOTAL, LABEL_STORE => store, LABEL_CAUSE => cause).increment(1);
+}
+
+#[cfg(feature = "redis")]
+/// The circuit breaker of the shared store `store` opened (`true`) or closed.
+pub(crate) fn record_store_circuit(store: &'static str, open: bool) {
+    gauge!(STORE_CIRCUIT_OPEN, LABEL_STORE => store).set(if open { 1.0 } else { 0.0 });
 }
 
 /// The replica started draining (`true`).

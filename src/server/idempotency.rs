@@ -302,9 +302,8 @@ impl Guard {
                     return in_flight(id);
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "idempotency store unavailable: call refused");
                     crate::observability::metrics::record_idempotent_call("unavailable");
-                    return unavailable(id);
+                    return Reply::store_unavailable(Some(id), "idempotency", &e);
                 }
             }
         }
@@ -427,19 +426,6 @@ fn in_flight(id: RequestId) -> Reply {
     reply
 }
 
-/// The store cannot be reached: retryable, HTTP 503 with `Retry-After` (never run
-/// unguarded).
-fn unavailable(id: RequestId) -> Reply {
-    let error = ErrorObject {
-        code: ErrorCode::InternalError.code(),
-        message: "The idempotency store is unavailable; retry later".into(),
-        data: Some(json!({ "reason": "store_unavailable", "retryAfterSecs": 1 })),
-    };
-    let mut reply = Reply::error(Some(id), error);
-    reply.retry_after_secs = Some(1);
-    reply
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,6 +459,11 @@ mod tests {
         assert!(checked_key(Some(&"k".repeat(MAX_KEY_LEN + 1))).is_err());
     }
 
+    fn unavailable(id: &RequestId) -> Reply {
+        let e = crate::Error::unavailable("idempotency store", "down");
+        Reply::store_unavailable(Some(id.clone()), "idempotency", &e)
+    }
+
     #[test]
     fn only_small_complete_results_are_kept() {
         let id = RequestId::from(1);
@@ -484,7 +475,7 @@ mod tests {
         assert!(kept_result(&ok, 10).is_none(), "over the cap");
         let asking = Reply::result(&id, &json!({"resultType": "input_required"}));
         assert!(kept_result(&asking, 1024).is_none());
-        assert!(kept_result(&unavailable(id.clone()), 1024).is_none());
+        assert!(kept_result(&unavailable(&id), 1024).is_none());
         assert!(kept_result(&reused(id), 1024).is_none());
     }
 
@@ -493,6 +484,6 @@ mod tests {
         let id = RequestId::from(1);
         assert_eq!(reused(id.clone()).http_status(), 422);
         assert_eq!(in_flight(id.clone()).http_status(), 409);
-        assert_eq!(unavailable(id).http_status(), 503);
+        assert_eq!(unavailable(&id).http_status(), 503);
     }
 }

@@ -94,7 +94,8 @@ impl Sealer {
     }
 
     /// Claims a single-use state in the replay store: refused `-32602` (`replayed`) when it
-    /// was used before, `-32603` when the store cannot answer (fail closed).
+    /// was used before, the store-unavailable answer (503, retryable) when the store cannot
+    /// answer (fail closed).
     pub(crate) async fn claim(
         &self,
         id: &RequestId,
@@ -109,11 +110,8 @@ impl Sealer {
             }
             Err(e) => {
                 crate::observability::metrics::record_replay_store_error();
-                tracing::error!(request_id = %id, method, error = %e, "single-use requestState could not be checked");
-                Err(Reply::error(
-                    Some(id.clone()),
-                    ErrorObject::internal_error("Internal error: the replay store is unavailable"),
-                ))
+                tracing::debug!(request_id = %id, method, "single-use requestState could not be checked");
+                Err(Reply::store_unavailable(Some(id.clone()), "replay", &e))
             }
         }
     }

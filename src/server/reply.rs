@@ -16,6 +16,10 @@ use crate::protocol::{
     StampResult,
 };
 
+/// What `Retry-After` says when a shared store cannot answer: its circuit breaker probes
+/// twice a second, so a retry a second later finds it back if it is.
+const STORE_RETRY_AFTER_SECS: u32 = 1;
+
 /// The head of every success response, up to the id.
 const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 /// Between the id and the result.
@@ -354,6 +358,26 @@ impl Reply {
         }
     }
 
+    /// The one answer of a request that needs a shared store which cannot answer now (down,
+    /// hung, or its circuit breaker open): `-32603` with `data.reason = "store_unavailable"`
+    /// and `data.retryAfterSecs = 1`, sent over HTTP as 503 with `Retry-After: 1`; the same
+    /// JSON-RPC error over stdio. `store` names it in the message (`session`, `task`,
+    /// `replay`, `idempotency`); `e` is logged, never sent.
+    pub(crate) fn store_unavailable(id: Option<RequestId>, store: &str, e: &crate::Error) -> Self {
+        tracing::debug!(store, error = %e, "a shared store could not answer; answered 503");
+        let error = ErrorObject {
+            code: ErrorCode::InternalError.code(),
+            message: format!("The {store} store is unavailable; retry later").into(),
+            data: Some(serde_json::json!({
+                "reason": "store_unavailable",
+                "retryAfterSecs": STORE_RETRY_AFTER_SECS,
+            })),
+        };
+        let mut reply = Reply::error(id, error);
+        reply.retry_after_secs = Some(STORE_RETRY_AFTER_SECS);
+        reply
+    }
+
     /// This reply, sent over HTTP with `status` (with `Retry-After` too when
     /// `retry_after_secs` is set).
     pub(crate) fn with_status(mut self, status: u16) -> Self {
@@ -374,6 +398,22 @@ mod tests {
             .collect();
         let page = serde_json::json!({"tools": tools, "resultType": "complete"});
         serde_json::to_vec(&page).unwrap()
+    }
+
+    #[test]
+    fn a_store_that_cannot_answer_gets_one_retryable_answer() {
+        let e = crate::Error::unavailable("session store (Redis at x)", "secret detail");
+        let reply = Reply::store_unavailable(Some(RequestId::from(4)), "session", &e);
+        assert_eq!(reply.http_status(), 503);
+        assert_eq!(reply.retry_after_secs, Some(1));
+        let body: serde_json::Value = serde_json::from_slice(&reply.to_bytes()).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"jsonrpc": "2.0", "id": 4, "error": {
+                "code": -32603,
+                "message": "The session store is unavailable; retry later",
+                "data": {"reason": "store_unavailable", "retryAfterSecs": 1}}})
+        );
     }
 
     #[test]

@@ -24,9 +24,9 @@ fn unknown_task(task_id: &str) -> ErrorObject {
     )
 }
 
-fn store_unavailable(task_id: &str, e: &crate::Error) -> ErrorObject {
-    tracing::error!(task_id, error = %e, "the task store did not answer");
-    ErrorObject::internal_error("Internal error: the task store is unavailable")
+fn store_unavailable(id: RequestId, task_id: &str, e: &crate::Error) -> Reply {
+    tracing::debug!(task_id, "the task store did not answer");
+    Reply::store_unavailable(Some(id), "task", e)
 }
 
 impl Tasks {
@@ -46,7 +46,7 @@ impl Tasks {
             let found = match tasks.store().get(&task_id).await {
                 Ok(Some(t)) if t.principal == principal => t,
                 Ok(_) => return Reply::error(Some(id), unknown_task(&task_id)),
-                Err(e) => return Reply::error(Some(id), store_unavailable(&task_id, &e)),
+                Err(e) => return store_unavailable(id, &task_id, &e),
             };
             let answered = match ask {
                 TaskAsk::Get => tasks.get_task(&server, found, &id).await,
@@ -57,7 +57,7 @@ impl Tasks {
                         .await
                 }
             };
-            answered.unwrap_or_else(|e| Reply::error(Some(id), store_unavailable(&task_id, &e)))
+            answered.unwrap_or_else(|e| store_unavailable(id, &task_id, &e))
         };
         Outcome::Running(Running {
             reply: Box::pin(reply),

@@ -3,7 +3,6 @@
 use std::fmt;
 
 use futures_util::future::BoxFuture;
-use redis::aio::ConnectionManager;
 
 use super::record::{TaskRecord, now_ms};
 use super::{Replaced, TaskStore};
@@ -80,7 +79,7 @@ return out
 /// ```
 #[derive(Clone)]
 pub struct RedisTaskStore {
-    conn: ConnectionManager,
+    conn: redis_support::StoreConn,
     prefix: String,
     target: String,
 }
@@ -103,7 +102,7 @@ impl RedisTaskStore {
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
         let lazy = redis_support::connect_lazy(url, "RedisTaskStore::connect")?;
         Ok(RedisTaskStore {
-            conn: lazy.manager,
+            conn: lazy.for_store("tasks"),
             prefix: prefix.into(),
             target: lazy.target,
         })
@@ -141,8 +140,7 @@ impl RedisTaskStore {
             )
             .arg(&task.id)
             .arg(write_token());
-        let mut conn = self.conn.clone();
-        redis_support::query_reconnecting::<redis::Value>(&mut conn, &cmd, self.context()).await
+        self.conn.query::<redis::Value>(&cmd, self.context()).await
     }
 }
 
@@ -196,10 +194,8 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let mut cmd = redis::cmd("HGET");
             cmd.arg(self.key(id)).arg("d");
-            let mut conn = self.conn.clone();
             let context = self.context();
-            let data: Option<Vec<u8>> =
-                redis_support::query_reconnecting(&mut conn, &cmd, context.clone()).await?;
+            let data: Option<Vec<u8>> = self.conn.query(&cmd, context.clone()).await?;
             data.map(|d| decode(&d, &context)).transpose()
         })
     }
@@ -235,8 +231,7 @@ impl TaskStore for RedisTaskStore {
                 .arg(now_ms)
                 .arg(limit)
                 .arg(format!("{}.task.", self.prefix));
-            let mut conn = self.conn.clone();
-            redis_support::query_reconnecting(&mut conn, &cmd, self.context()).await
+            self.conn.query(&cmd, self.context()).await
         })
     }
 }

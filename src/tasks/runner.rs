@@ -126,16 +126,20 @@ impl Tasks {
             .with_lease(Some(tasks.lease()));
             match tasks.store().create(&record).await {
                 Ok(true) => {}
-                Ok(false) | Err(_) => {
+                Ok(false) => {
+                    // A random id already taken: as unlikely as a store answering wrongly.
                     tasks.release(&task_id);
                     metrics::record_task_rejected("store");
-                    tracing::error!(task_id, "a task could not be stored");
+                    tracing::error!(task_id, "a task id was taken already");
                     return Reply::error(
                         Some(id),
-                        ErrorObject::internal_error(
-                            "Internal error: the task store is unavailable",
-                        ),
+                        ErrorObject::internal_error("Internal error: the task id was taken"),
                     );
+                }
+                Err(e) => {
+                    tasks.release(&task_id);
+                    metrics::record_task_rejected("store");
+                    return Reply::store_unavailable(Some(id), "task", &e);
                 }
             }
             metrics::record_task_created();

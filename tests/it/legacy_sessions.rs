@@ -352,3 +352,129 @@ async fn requests_that_describe_themselves_as_2026_take_todays_path() {
     assert_eq!(x.result()["resultType"], "complete");
     let _: &Value = x.result();
 }
+
+/// A session store that counts the recorded uses (`touch`) of the one it wraps.
+#[derive(Default)]
+struct CountingTouches {
+    inner: stateless_mcp::backends::MemorySessionStore,
+    touches: std::sync::atomic::AtomicUsize,
+}
+
+impl stateless_mcp::extend::SessionStore for CountingTouches {
+    fn load<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> futures_util::future::BoxFuture<
+        'a,
+        Result<stateless_mcp::extend::SessionSettings, stateless_mcp::Error>,
+    > {
+        self.inner.load(session)
+    }
+    fn set_log_level<'a>(
+        &'a self,
+        session: &'a str,
+        level: stateless_mcp::protocol::LoggingLevel,
+        expires: std::time::SystemTime,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), stateless_mcp::Error>> {
+        self.inner.set_log_level(session, level, expires)
+    }
+    fn subscribe<'a>(
+        &'a self,
+        session: &'a str,
+        uri: &'a str,
+        expires: std::time::SystemTime,
+    ) -> futures_util::future::BoxFuture<'a, Result<bool, stateless_mcp::Error>> {
+        self.inner.subscribe(session, uri, expires)
+    }
+    fn unsubscribe<'a>(
+        &'a self,
+        session: &'a str,
+        uri: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), stateless_mcp::Error>> {
+        self.inner.unsubscribe(session, uri)
+    }
+    fn touch<'a>(
+        &'a self,
+        session: &'a str,
+        at: std::time::SystemTime,
+        expires: std::time::SystemTime,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), stateless_mcp::Error>> {
+        self.touches
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.touch(session, at, expires)
+    }
+    fn revoke<'a>(
+        &'a self,
+        session: &'a str,
+        expires: std::time::SystemTime,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), stateless_mcp::Error>> {
+        self.inner.revoke(session, expires)
+    }
+}
+
+/// Sliding expiry across two replicas: a session used every 100 ms outlives its 2 s idle
+/// limit (with a bounded number of store writes, one per half idle limit at most), an idle
+/// one gets 404, and the 8 s hard limit ends even the busy one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_in_use_stay_alive_idle_ones_end_and_the_hard_limit_holds() {
+    let store = std::sync::Arc::new(CountingTouches::default());
+    let mut d = Deployment::new();
+    d.store = store.clone();
+    let build = || {
+        d.builder()
+            .session_idle(Duration::from_secs(2))
+            .session_ttl(Duration::from_secs(8))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (start(build()).await, start(build()).await);
+    let busy = LegacyClient::connect(&a.url, json!({})).await;
+    let idle = LegacyClient::connect(&a.url, json!({})).await;
+    let issued = std::time::Instant::now();
+    let clients = [busy.clone(), busy.at(&b.url)];
+    let mut requests = 0usize;
+    // 5 s of use, alternating replicas: two and a half idle limits.
+    while issued.elapsed() < Duration::from_secs(5) {
+        let x = clients[requests % 2]
+            .request(json!(requests), "ping", json!({}))
+            .await;
+        assert_eq!(
+            x.status,
+            200,
+            "request {requests} at {:?}: {}",
+            issued.elapsed(),
+            x.body
+        );
+        requests += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let writes = store.touches.load(std::sync::atomic::Ordering::SeqCst);
+    println!(
+        "[sliding-expiry] {requests} requests over 5 s, {writes} session-store writes (idle limit 2 s)"
+    );
+    // One write once half the idle limit (1 s) passed since the last: about 5 in 5 s (the
+    // first may come at once, the issue time being whole seconds), never one per request.
+    assert!(
+        (3..=7).contains(&writes),
+        "{writes} refresh writes for {requests} requests"
+    );
+    // Unused for 5 s > 2 s: gone, on either replica.
+    for c in [idle.clone(), idle.at(&b.url)] {
+        let x = c.request(json!(1), "ping", json!({})).await;
+        assert_eq!(x.status, 404, "an idle session: {}", x.body);
+    }
+    // The hard limit (8 s from initialize, whole seconds) ends the busy session too.
+    let c = &clients[0];
+    crate::support::eventually(
+        Duration::from_secs(8),
+        "the hard limit did not end a session in use",
+        move || async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            c.request(json!(9), "ping", json!({})).await.status == 404
+        },
+    )
+    .await;
+    let ended = issued.elapsed();
+    println!("[sliding-expiry] the busy session ended after {ended:?} (hard limit 8 s)");
+    assert!(ended > Duration::from_secs(6), "ended early: {ended:?}");
+}

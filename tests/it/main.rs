@@ -99,6 +99,8 @@ mod runtime_cluster;
 mod scale_out;
 #[cfg(feature = "external-tests")]
 mod scale_out_legacy;
+#[cfg(all(feature = "external-tests", feature = "redis"))]
+mod store_outage;
 #[cfg(feature = "external-tests")]
 mod tasks_cluster;
 

@@ -575,3 +575,67 @@ async fn answers_posted_to_another_replica_resume_the_call() {
         late.status
     );
 }
+
+/// The calls of `command` Redis counted so far (`INFO commandstats`).
+async fn redis_calls(conn: &mut ::redis::aio::MultiplexedConnection, command: &str) -> u64 {
+    let info: String = ::redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("cmdstat_{command}:calls=")))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Sliding expiry across replicas on a real Redis: a session used every 100 ms on all three
+/// replicas in turn outlives its 2 s idle limit, at the cost of one `HGETALL` per request
+/// (which every legacy request makes anyway) and about one write (`EVAL`) per second (half
+/// the idle limit), counted by Redis itself; then, left idle, it gets 404 on every replica.
+#[tokio::test(flavor = "multi_thread")]
+async fn sliding_expiry_across_replicas_costs_one_write_per_half_idle_limit() {
+    let cluster = Cluster::start(ClusterOptions {
+        extra_args: vec!["--session-idle-secs".into(), "2".into()],
+        ..ClusterOptions::default()
+    })
+    .await;
+    let (session, _) = initialize(&cluster.replicas[0].url, json!({})).await;
+    let clients: Vec<LegacyClient> = cluster
+        .replicas
+        .iter()
+        .map(|r| session.at(&r.url))
+        .collect();
+    let redis = ::redis::Client::open(cluster.redis.url()).unwrap();
+    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
+    let (reads0, writes0) = (
+        redis_calls(&mut conn, "hgetall").await,
+        redis_calls(&mut conn, "eval").await,
+    );
+    let started = std::time::Instant::now();
+    let mut requests = 0u64;
+    while started.elapsed() < Duration::from_secs(6) {
+        let x = clients[requests as usize % clients.len()]
+            .request(json!(requests), "ping", json!({}))
+            .await;
+        assert_empty_result(&x, &format!("ping {requests} at {:?}", started.elapsed()));
+        requests += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let reads = redis_calls(&mut conn, "hgetall").await - reads0;
+    let writes = redis_calls(&mut conn, "eval").await - writes0;
+    say!(
+        "sliding expiry: {requests} requests over 6 s on 3 replicas: {reads} HGETALL, {writes} EVAL (idle limit 2 s)"
+    );
+    assert_eq!(reads, requests, "one session read per request");
+    assert!(
+        (4..=9).contains(&writes),
+        "{writes} refresh writes for {requests} requests"
+    );
+    // Idle for longer than the limit: 404 on every replica.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    for c in &clients {
+        let x = c.request(json!("late"), "ping", json!({})).await;
+        assert_eq!(x.status, 404, "an idle session: {}", x.body);
+    }
+}

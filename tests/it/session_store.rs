@@ -67,6 +67,21 @@ async fn contract(a: Arc<dyn SessionStore>, b: Arc<dyn SessionStore>, tag: &str)
     // Sessions do not see each other's settings.
     assert_eq!(b.load(&s2).await.unwrap(), SessionSettings::default());
 
+    // A recorded use (sliding expiry) is seen on every replica; a later one replaces it.
+    let now_ms = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let at = SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(now_ms).unwrap());
+    assert_eq!(a.load(&s1).await.unwrap().last_used, None, "never used");
+    a.touch(&s1, at, hour()).await.unwrap();
+    assert_eq!(b.load(&s1).await.unwrap().last_used, Some(at));
+    let later = at + Duration::from_secs(5);
+    b.touch(&s1, later, hour()).await.unwrap();
+    let s = a.load(&s1).await.unwrap();
+    assert_eq!(s.last_used, Some(later));
+    assert_eq!(s.log_level, Some(LoggingLevel::Error), "kept beside");
+
     // Revocation is final and seen everywhere; the settings stay readable.
     a.revoke(&s1, hour()).await.unwrap();
     let s = b.load(&s1).await.unwrap();
@@ -78,10 +93,12 @@ async fn contract(a: Arc<dyn SessionStore>, b: Arc<dyn SessionStore>, tag: &str)
     assert!(a.load(&s1).await.unwrap().revoked, "nothing un-revokes");
     assert!(!a.load(&s2).await.unwrap().revoked);
 
-    // Bounded: at most MAX_SESSION_SUBSCRIPTIONS, a level beside them does not count.
+    // Bounded: at most MAX_SESSION_SUBSCRIPTIONS, a level and a recorded use beside them do
+    // not count.
     b.set_log_level(&s2, LoggingLevel::Info, hour())
         .await
         .unwrap();
+    a.touch(&s2, at, hour()).await.unwrap();
     for i in 0..MAX_SESSION_SUBSCRIPTIONS {
         assert!(
             a.subscribe(&s2, &format!("test://r/{i}"), hour())

@@ -140,6 +140,8 @@ async fn a_redis_restart_is_an_error_while_it_lasts() {
         "unreachable is not unknown: {}",
         e.body
     );
+    assert_eq!(e.status, 503, "{}", e.body);
+    assert_eq!(e.response()["error"]["data"]["reason"], "store_unavailable");
     let e = r[2]
         .request(
             "tools/call",
@@ -149,6 +151,8 @@ async fn a_redis_restart_is_an_error_while_it_lasts() {
         )
         .await;
     assert_eq!(e.error_code(), -32603, "{}", e.body);
+    assert_eq!(e.status, 503, "one answer for the same cause: {}", e.body);
+    assert_eq!(e.response()["error"]["data"]["reason"], "store_unavailable");
     c.redis.restart();
     // Back: new tasks work on every replica, and cancel reaches their owner again.
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -171,9 +175,20 @@ async fn a_redis_restart_is_an_error_while_it_lasts() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    // The Redis kept nothing on disk, so the earlier task is gone with it.
-    let e = task_request(&r[0], "tasks/get", &before, json!({})).await;
-    assert_eq!(e.error_code(), -32602);
+    // The Redis kept nothing on disk, so the earlier task is gone with it, on every replica
+    // once its store's breaker has closed again (a probe every 500 ms; until then the
+    // retryable 503).
+    for client in &r {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let e = loop {
+            let e = task_request(client, "tasks/get", &before, json!({})).await;
+            if e.status != 503 || Instant::now() > deadline {
+                break e;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(e.error_code(), -32602, "{}", e.body);
+    }
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         task_request(&r[0], "tasks/cancel", &id, json!({})).await;

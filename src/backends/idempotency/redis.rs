@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use redis::aio::ConnectionManager;
 
 use super::{IdempotencyClaim, IdempotencyStore};
 use crate::Error;
@@ -61,7 +60,7 @@ return 1
 /// ```
 #[derive(Clone)]
 pub struct RedisIdempotencyStore {
-    conn: ConnectionManager,
+    conn: redis_support::StoreConn,
     prefix: String,
     target: String,
 }
@@ -84,7 +83,7 @@ impl RedisIdempotencyStore {
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
         let lazy = redis_support::connect_lazy(url, "RedisIdempotencyStore::connect")?;
         Ok(RedisIdempotencyStore {
-            conn: lazy.manager,
+            conn: lazy.for_store("idempotency"),
             prefix: prefix.into(),
             target: lazy.target,
         })
@@ -109,8 +108,7 @@ impl RedisIdempotencyStore {
         for a in args {
             cmd.arg(*a);
         }
-        let mut conn = self.conn.clone();
-        redis_support::query_reconnecting::<T>(&mut conn, &cmd, self.context()).await
+        self.conn.query::<T>(&cmd, self.context()).await
     }
 }
 

@@ -70,7 +70,7 @@ pub(crate) const CHECK_TIMEOUT: Duration = Duration::from_millis(250);
 /// ```
 #[derive(Clone)]
 pub struct RedisRateStore {
-    conn: ConnectionManager,
+    conn: redis_support::StoreConn,
     prefix: String,
     target: String,
     /// The script's SHA-1 once Redis has it (`SCRIPT LOAD`), for `EVALSHA`.
@@ -95,7 +95,7 @@ impl RedisRateStore {
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
         let lazy = redis_support::connect_lazy(url, "RedisRateStore::connect")?;
         Ok(RedisRateStore {
-            conn: lazy.manager,
+            conn: lazy.for_store("rate"),
             prefix: prefix.into(),
             target: lazy.target,
             sha: Default::default(),
@@ -116,7 +116,7 @@ impl RedisRateStore {
             .arg(GCRA)
             .query_async(conn)
             .await
-            .map_err(|e| Error::unavailable(self.context(), e))?;
+            .map_err(|e| self.failed(e))?;
         *self.sha.lock().unwrap_or_else(|p| p.into_inner()) = Some(sha.clone());
         Ok(sha)
     }
@@ -145,13 +145,21 @@ impl RedisRateStore {
                 {
                     *self.sha.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 }
-                Err(e) => return Err(Error::unavailable(self.context(), e)),
+                Err(e) => return Err(self.failed(e)),
             }
         }
         Err(Error::unavailable(
             self.context(),
             "the rate script could not be loaded",
         ))
+    }
+
+    /// The error to answer for `e`, opening the breaker when Redis could not be reached.
+    fn failed(&self, e: redis::RedisError) -> Error {
+        if let Some(cause) = redis_support::cause_of(&e) {
+            self.conn.failed(cause);
+        }
+        Error::unavailable(self.context(), e)
     }
 
     fn key(&self, key: &str) -> String {
@@ -173,13 +181,18 @@ impl RateStore for RedisRateStore {
         &'a self,
         checks: &'a [(&'a str, Budget)],
     ) -> BoxFuture<'a, Result<Vec<Verdict>, Error>> {
-        let mut conn = self.conn.clone();
         Box::pin(async move {
+            // Refused at once while the breaker is open: the caller falls back to its own
+            // store.
+            let mut conn = self.conn.admit(|| self.context())?;
             // No retry on a lost connection: a check that reached Redis twice would charge
             // twice; the caller falls back to its own store instead.
             let answer = tokio::time::timeout(CHECK_TIMEOUT, self.eval(&mut conn, checks))
                 .await
-                .map_err(|_| Error::unavailable(self.context(), "timed out"))??;
+                .map_err(|_| {
+                    self.conn.failed("timeout");
+                    Error::unavailable(self.context(), "timed out")
+                })??;
             if answer.len() != checks.len() * 4 {
                 return Err(Error::unavailable(
                     self.context(),

@@ -4,7 +4,6 @@ use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
-use redis::aio::ConnectionManager;
 
 use super::ReplayStore;
 use crate::Error;
@@ -28,7 +27,7 @@ use crate::backends::redis_conn as redis_support;
 /// ```
 #[derive(Clone)]
 pub struct RedisReplayStore {
-    conn: ConnectionManager,
+    conn: redis_support::StoreConn,
     prefix: String,
     target: String,
 }
@@ -51,7 +50,7 @@ impl RedisReplayStore {
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
         let lazy = redis_support::connect_lazy(url, "RedisReplayStore::connect")?;
         Ok(RedisReplayStore {
-            conn: lazy.manager,
+            conn: lazy.for_store("replay"),
             prefix: prefix.into(),
             target: lazy.target,
         })
@@ -60,7 +59,6 @@ impl RedisReplayStore {
 
 impl ReplayStore for RedisReplayStore {
     fn claim<'a>(&'a self, id: &'a str, expires: SystemTime) -> BoxFuture<'a, Result<bool, Error>> {
-        let mut conn = self.conn.clone();
         Box::pin(async move {
             let at_ms = expires
                 .duration_since(UNIX_EPOCH)
@@ -74,8 +72,7 @@ impl ReplayStore for RedisReplayStore {
             // Should a lost first attempt have reached Redis after all, the second reads as
             // a replay: a refusal, never a second use.
             let context = format!("replay store (Redis at {})", self.target);
-            let set = redis_support::query_reconnecting::<Option<String>>(&mut conn, &cmd, context)
-                .await?;
+            let set = self.conn.query::<Option<String>>(&cmd, context).await?;
             Ok(set.is_some())
         })
     }

@@ -159,6 +159,18 @@ impl SessionStore for MemorySessionStore {
         Box::pin(async { Ok(()) })
     }
 
+    fn touch<'a>(
+        &'a self,
+        session: &'a str,
+        at: SystemTime,
+        expires: SystemTime,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        let done = self.update(session, expires, SystemTime::now(), |s| {
+            s.last_used = Some(s.last_used.map_or(at, |t| t.max(at)));
+        });
+        Box::pin(async move { done })
+    }
+
     fn revoke<'a>(
         &'a self,
         session: &'a str,

@@ -60,6 +60,9 @@ pub struct SessionSettings {
     pub subscriptions: BTreeSet<String>,
     /// Whether the session was ended with `DELETE`.
     pub revoked: bool,
+    /// When a replica last recorded the session in use ([`touch`](SessionStore::touch)),
+    /// for the idle limit (`ServerBuilder::session_idle`); `None` when never.
+    pub last_used: Option<SystemTime>,
 }
 
 /// Where legacy sessions' settings and revocations are kept, shared by every replica
@@ -114,6 +117,16 @@ pub trait SessionStore: Send + Sync + 'static {
         &'a self,
         session: &'a str,
         uri: &'a str,
+    ) -> BoxFuture<'a, Result<(), Error>>;
+
+    /// Records the session in use at `at` (sliding expiry): a later [`load`](Self::load)
+    /// on any replica reads `last_used` as `at` (or later). The server calls it at most about
+    /// once per half idle limit per session, not on every request.
+    fn touch<'a>(
+        &'a self,
+        session: &'a str,
+        at: SystemTime,
+        expires: SystemTime,
     ) -> BoxFuture<'a, Result<(), Error>>;
 
     /// Ends the session: it loads as revoked until `expires`.

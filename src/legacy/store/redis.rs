@@ -5,7 +5,6 @@ use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
-use redis::aio::ConnectionManager;
 
 use super::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings, SessionStore};
 use crate::Error;
@@ -15,6 +14,8 @@ use crate::protocol::LoggingLevel;
 const REVOKED: &str = "revoked";
 /// Field of the log level.
 const LEVEL: &str = "level";
+/// Field of the last recorded use (Unix milliseconds).
+const USED: &str = "used";
 /// Prefix of the subscription fields (`sub:URI`).
 const SUB: &str = "sub:";
 
@@ -28,7 +29,7 @@ const SET_FIELD: &str = "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) \
 /// revocation fields do not count).
 const SUBSCRIBE: &str = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then \
      local n = redis.call('HLEN', KEYS[1]) - redis.call('HEXISTS', KEYS[1], 'level') \
-       - redis.call('HEXISTS', KEYS[1], 'revoked') \
+       - redis.call('HEXISTS', KEYS[1], 'revoked') - redis.call('HEXISTS', KEYS[1], 'used') \
      if n >= tonumber(ARGV[3]) then return 0 end end \
      redis.call('HSET', KEYS[1], ARGV[1], '1') \
      redis.call('PEXPIREAT', KEYS[1], ARGV[2]) return 1";
@@ -36,7 +37,8 @@ const SUBSCRIBE: &str = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then \
 /// A [`SessionStore`] in Redis, shared by every replica using the same Redis and prefix.
 ///
 /// Each session is one hash, `PREFIX.session.KEY`, expiring with the session
-/// (`PEXPIREAT`): field `level` holds the log level, `revoked` is set by `DELETE`, and one
+/// (`PEXPIREAT`): field `level` holds the log level, `revoked` is set by `DELETE`, `used`
+/// the last recorded use (Unix milliseconds, for the idle limit), and one
 /// field `sub:URI` per subscribed resource. Writes are small Lua scripts (field and expiry
 /// together); reads are one `HGETALL`. Every write is idempotent, so the one retry after a
 /// dropped connection is harmless.
@@ -55,7 +57,7 @@ const SUBSCRIBE: &str = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then \
 /// ```
 #[derive(Clone)]
 pub struct RedisSessionStore {
-    conn: ConnectionManager,
+    conn: crate::backends::redis_conn::StoreConn,
     prefix: String,
     target: String,
 }
@@ -91,7 +93,7 @@ impl RedisSessionStore {
     pub fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, Error> {
         let lazy = crate::backends::redis_conn::connect_lazy(url, "RedisSessionStore::connect")?;
         Ok(RedisSessionStore {
-            conn: lazy.manager,
+            conn: lazy.for_store("sessions"),
             prefix: prefix.into(),
             target: lazy.target,
         })
@@ -102,9 +104,8 @@ impl RedisSessionStore {
     }
 
     async fn query<T: redis::FromRedisValue>(&self, cmd: redis::Cmd) -> Result<T, Error> {
-        let mut conn = self.conn.clone();
         let context = format!("session store (Redis at {})", self.target);
-        crate::backends::redis_conn::query_reconnecting::<T>(&mut conn, &cmd, context).await
+        self.conn.query::<T>(&cmd, context).await
     }
 
     async fn set_field(
@@ -135,6 +136,11 @@ impl SessionStore for RedisSessionStore {
             for (field, value) in fields {
                 if field == REVOKED {
                     settings.revoked = true;
+                } else if field == USED {
+                    settings.last_used = value
+                        .parse::<u64>()
+                        .ok()
+                        .map(|ms| UNIX_EPOCH + std::time::Duration::from_millis(ms));
                 } else if field == LEVEL {
                     settings.log_level = serde_json::from_value(value.into()).ok();
                 } else if let Some(uri) = field.strip_prefix(SUB) {
@@ -184,6 +190,18 @@ impl SessionStore for RedisSessionStore {
             let mut cmd = redis::cmd("HDEL");
             cmd.arg(self.key(session)).arg(format!("{SUB}{uri}"));
             self.query::<i64>(cmd).await.map(drop)
+        })
+    }
+
+    fn touch<'a>(
+        &'a self,
+        session: &'a str,
+        at: SystemTime,
+        expires: SystemTime,
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(async move {
+            self.set_field(session, USED, &millis(at).to_string(), expires)
+                .await
         })
     }
 

@@ -122,6 +122,26 @@ impl RedisServer {
         stop(&mut self.child);
         *self = Self::start_on(self.port);
     }
+
+    /// Freezes the server (SIGSTOP), as a hung host would: connections are still accepted
+    /// by the kernel, nothing is answered.
+    pub fn pause(&self) {
+        self.signal("STOP");
+    }
+
+    /// Lets a paused server run again (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("`kill` runs");
+        assert!(status.success(), "kill -{name} failed");
+    }
 }
 
 impl Drop for RedisServer {
