@@ -27,6 +27,8 @@
 
 mod health;
 pub mod metrics;
+#[cfg(feature = "otel")]
+mod otel;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod readiness;
@@ -35,6 +37,8 @@ mod trace_context;
 
 pub(crate) use health::health_router_at;
 pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
+#[cfg(feature = "otel")]
+pub use otel::OtlpTraces;
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
 pub use readiness::{Condition, Readiness};

@@ -210,7 +210,15 @@ impl RequestObserver {
             trace_id = Empty,
             parent_span_id = Empty,
             error.type = Empty,
+            rpc.response.status_code = Empty,
+            otel.kind = Empty,
+            otel.name = Empty,
+            otel.status_code = Empty,
         );
+        #[cfg(feature = "otel")]
+        if super::otel::exporting() {
+            span.record("otel.kind", "server");
+        }
         series.started();
         RequestProbe {
             finish: Some(Finish {
@@ -306,6 +314,13 @@ impl Drop for Finish {
         if !self.span.is_disabled() {
             if !matches!(outcome, RequestOutcome::Ok | RequestOutcome::Accepted) {
                 self.span.record("error.type", outcome.as_str());
+                if let RequestOutcome::Error(code) = outcome {
+                    self.span.record("rpc.response.status_code", display(code));
+                }
+                #[cfg(feature = "otel")]
+                if super::otel::exporting() {
+                    self.span.record("otel.status_code", "error");
+                }
             }
             tracing::debug!(
                 parent: &self.span,
@@ -336,6 +351,8 @@ pub(crate) struct SpanMeta<'a> {
     pub(crate) client: Option<&'a str>,
     /// `traceparent`.
     pub(crate) traceparent: Option<&'a str>,
+    /// `tracestate` (exported with the caller's context, feature `otel`).
+    pub(crate) tracestate: Option<&'a str>,
 }
 
 impl<'a> From<&'a RequestMeta> for SpanMeta<'a> {
@@ -344,6 +361,7 @@ impl<'a> From<&'a RequestMeta> for SpanMeta<'a> {
             version: &meta.protocol_version,
             client: meta.client_info.as_ref().map(|i| i.name.as_str()),
             traceparent: meta.traceparent.as_deref(),
+            tracestate: meta.tracestate.as_deref(),
         }
     }
 }
@@ -406,10 +424,8 @@ pub(crate) fn on_request(
         RESOURCES_READ => (None, None, None, string(uri)),
         _ => (None, None, None, None),
     };
-    let parent = meta
-        .traceparent
-        .and_then(TraceParent::parse)
-        .or_else(|| extensions.get::<TraceParent>().copied());
+    let from_meta = meta.traceparent.and_then(TraceParent::parse);
+    let parent = from_meta.or_else(|| extensions.get::<TraceParent>().copied());
     let id = display(id);
     let version = meta.version;
     let (tool, prompt, resource) = (tool.as_deref(), prompt.as_deref(), resource.as_deref());
@@ -428,6 +444,12 @@ pub(crate) fn on_request(
         (&f_parent, some(&parent_id)),
     ];
     span.record_all(&fields.value_set(&values));
+    #[cfg(feature = "otel")]
+    if super::otel::exporting() {
+        // `tracestate` goes with the `traceparent` it came with (`_meta`).
+        let state = from_meta.and(meta.tracestate);
+        super::otel::on_request(&span, method, tool.or(prompt), parent.map(|p| (p, state)));
+    }
 }
 
 /// The HTTP `traceparent` header, parsed. The transport puts it in the request extensions;

@@ -192,6 +192,7 @@ impl Server {
             version,
             client: meta.client_name(),
             traceparent: meta.traceparent(),
+            tracestate: meta.tracestate(),
         };
         crate::observability::on_request(id, method, span_meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {
