@@ -17,7 +17,10 @@
 //!   instructions per request (mostly formatting its fields, ~20-40% of a small request's
 //!   throughput); metrics add about 6k. That is why it is at `DEBUG`: the default `--log
 //!   info` skips it (no work at all), and `--log info,stateless_mcp::observability=debug`
-//!   turns it on (with the trace ids on every line of the request).
+//!   turns it on (with the trace ids on every line of the request). With the `otel` feature,
+//!   [`OtlpTraces`] exports the span over OTLP as a server span named `{method} {target}`
+//!   (`tools/call echo`), the caller's span as its parent, and an `mcp.handler` child span
+//!   for the handler's work.
 //! - **Metrics.** [`metrics`] lists every metric's name ([`metrics::ALL`]) and describes
 //!   them (described when the reference server installs the exporter); `Server::handle` records request counts, durations and in-flight
 //!   requests for every transport (HTTP, stdio, in-process). With the `prometheus` feature, `PrometheusMetrics` installs the exporter and

@@ -13,6 +13,7 @@ use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use serde_json::json;
 
 use crate::support::process::{ServerProcess, spawn_server_with};
+use crate::support::stdio::StdioClient;
 use crate::support::{Client, VERSION, with_meta};
 use receiver::{Receiver, attr, hex};
 
@@ -82,6 +83,10 @@ async fn a_tool_call_continues_the_callers_trace_over_otlp() {
         attr(&got.resource, "service.name").as_deref(),
         Some("it-otel")
     );
+    // The handler's work: a child span of the request span.
+    let handler = receiver.wait_for(TRACE, "mcp.handler").await;
+    assert_eq!(handler.span.parent_span_id, span.span_id);
+    assert_eq!(handler.span.kind, SpanKind::Internal as i32);
     // Arguments are never exported.
     assert!(
         span.attributes
@@ -195,4 +200,34 @@ async fn nothing_is_exported_without_an_endpoint() {
     // The exporter would have flushed at shutdown: the process is gone, nothing came.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
+}
+
+#[tokio::test]
+async fn over_stdio_the_context_comes_from_meta() {
+    let receiver = Receiver::start().await;
+    let mut c = StdioClient::spawn_with(
+        &[],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    );
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "hi"},
+        "_meta": {"traceparent": format!("00-{TRACE}-{CALLER}-01")}
+    });
+    c.request(json!("stdio-1"), "tools/call", params).await;
+    let reply = c.next().await;
+    assert!(reply.get("result").is_some(), "{reply}");
+    let got = receiver.wait_for(TRACE, "tools/call echo").await;
+    assert_eq!(hex(&got.span.parent_span_id), CALLER);
+    assert_eq!(got.span.kind, SpanKind::Server as i32);
+    assert_eq!(
+        attr(&got.resource, "service.name").as_deref(),
+        Some("stateless-mcp")
+    );
+    c.close_stdin().await;
+    assert!(c.expect_end().await.is_empty());
+    assert!(c.exit_status().await.success());
 }
