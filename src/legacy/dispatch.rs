@@ -335,14 +335,11 @@ impl Legacy {
             session.client_info,
             settings.log_level,
         );
-        crate::observability::on_request(
-            id,
-            method,
-            (&meta).into(),
-            view.name,
-            view.uri,
-            &extensions,
-        );
+        let span_meta = crate::observability::SpanMeta {
+            session: Some(&session.key),
+            ..(&meta).into()
+        };
+        crate::observability::on_request(id, method, span_meta, view.name, view.uri, &extensions);
         let ask = Ask::OverStream(Arc::new(Asker {
             session: session.key,
             capabilities: session.capabilities,

@@ -4,7 +4,8 @@
 //!   named after the OpenTelemetry MCP semantic conventions: `mcp.method.name`,
 //!   `gen_ai.tool.name`, `gen_ai.prompt.name`, `gen_ai.operation.name` (`execute_tool`),
 //!   `mcp.resource.uri`, `jsonrpc.request.id`, `mcp.protocol.version`, `error.type`, plus
-//!   `mcp.client.name` (the self-reported `clientInfo.name`, no convention exists for it).
+//!   `mcp.client.name` (the self-reported `clientInfo.name`, no convention exists for it),
+//!   `mcp.session.id` for a 2025-11-25 session (its store key, never the sealed id).
 //!   The constant `network.transport` (`tcp`) and `network.protocol.name` (`http`) are left
 //!   out: each field costs formatting on every request. The caller's W3C trace context —
 //!   `params._meta.traceparent`, else the HTTP `traceparent` header — is recorded as

@@ -206,6 +206,7 @@ impl RequestObserver {
             mcp.resource.uri = Empty,
             jsonrpc.request.id = Empty,
             mcp.protocol.version = Empty,
+            mcp.session.id = Empty,
             mcp.client.name = Empty,
             trace_id = Empty,
             parent_span_id = Empty,
@@ -353,6 +354,9 @@ pub(crate) struct SpanMeta<'a> {
     pub(crate) traceparent: Option<&'a str>,
     /// `tracestate` (exported with the caller's context, feature `otel`).
     pub(crate) tracestate: Option<&'a str>,
+    /// A 2025-11-25 session's store key (the random part sealed in its id, never the id
+    /// itself: that is the client's credential for the session).
+    pub(crate) session: Option<&'a str>,
 }
 
 impl<'a> From<&'a RequestMeta> for SpanMeta<'a> {
@@ -362,12 +366,13 @@ impl<'a> From<&'a RequestMeta> for SpanMeta<'a> {
             client: meta.client_info.as_ref().map(|i| i.name.as_str()),
             traceparent: meta.traceparent.as_deref(),
             tracestate: meta.tracestate.as_deref(),
+            session: None,
         }
     }
 }
 
 /// Fills in the current request span once dispatch has read the request: method, id,
-/// protocol version, client name, the tool/prompt name or resource URI, and the trace
+/// protocol version, legacy session, client name, the tool/prompt name or resource URI, and the trace
 /// context (from `_meta.traceparent`, else from the HTTP `traceparent` header that the
 /// transport put in `extensions` as a [`TraceParent`]).
 ///
@@ -395,6 +400,7 @@ pub(crate) fn on_request(
         Some(f_method),
         Some(f_id),
         Some(f_version),
+        Some(f_session),
         Some(f_client),
         Some(f_operation),
         Some(f_tool),
@@ -406,6 +412,7 @@ pub(crate) fn on_request(
         field("mcp.method.name"),
         field("jsonrpc.request.id"),
         field("mcp.protocol.version"),
+        field("mcp.session.id"),
         field("mcp.client.name"),
         field("gen_ai.operation.name"),
         field("gen_ai.tool.name"),
@@ -428,13 +435,15 @@ pub(crate) fn on_request(
     let parent = from_meta.or_else(|| extensions.get::<TraceParent>().copied());
     let id = display(id);
     let version = meta.version;
+    let session = meta.session;
     let (tool, prompt, resource) = (tool.as_deref(), prompt.as_deref(), resource.as_deref());
     let trace = parent.as_ref().map(TraceParent::trace_id);
     let parent_id = parent.as_ref().map(TraceParent::parent_id);
-    let values: [(&Field, Option<&dyn Value>); 10] = [
+    let values: [(&Field, Option<&dyn Value>); 11] = [
         (&f_method, Some(&method as &dyn Value)),
         (&f_id, Some(&id as &dyn Value)),
         (&f_version, Some(&version as &dyn Value)),
+        (&f_session, some(&session)),
         (&f_client, some(&client)),
         (&f_operation, some(&operation)),
         (&f_tool, some(&tool)),

@@ -193,6 +193,7 @@ impl Server {
             client: meta.client_name(),
             traceparent: meta.traceparent(),
             tracestate: meta.tracestate(),
+            session: None,
         };
         crate::observability::on_request(id, method, span_meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {

@@ -12,6 +12,7 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use serde_json::json;
 
+use crate::support::legacy::LegacyClient;
 use crate::support::process::{ServerProcess, spawn_server_with};
 use crate::support::stdio::StdioClient;
 use crate::support::{Client, VERSION, with_meta};
@@ -230,4 +231,26 @@ async fn over_stdio_the_context_comes_from_meta() {
     c.close_stdin().await;
     assert!(c.expect_end().await.is_empty());
     assert!(c.exit_status().await.success());
+}
+
+#[tokio::test]
+async fn a_legacy_session_is_named_by_its_store_key_never_its_id() {
+    const LEGACY_TRACE: &str = "2bf92f3577b34da6a3ce929d0e0e4736";
+    let receiver = Receiver::start().await;
+    let srv = exporting_server(&receiver.endpoint, "100");
+    let c = LegacyClient::connect(&srv.url, json!({})).await;
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "hi"},
+        "_meta": {"traceparent": format!("00-{LEGACY_TRACE}-{CALLER}-01")}
+    });
+    let x = c.request(json!(7), "tools/call", params).await;
+    assert_eq!(x.status, 200, "{}", x.body);
+    let got = receiver.wait_for(LEGACY_TRACE, "tools/call echo").await;
+    assert_eq!(hex(&got.span.parent_span_id), CALLER);
+    let a = |k| attr(&got.span.attributes, k);
+    assert_eq!(a("mcp.protocol.version").as_deref(), Some("2025-11-25"));
+    let session = a("mcp.session.id").expect("mcp.session.id");
+    let id = c.session.clone().unwrap();
+    assert!(!session.is_empty() && !id.contains(&session) && session != id);
 }
