@@ -353,6 +353,7 @@ pub(crate) struct SpanMeta<'a> {
     /// `traceparent`.
     pub(crate) traceparent: Option<&'a str>,
     /// `tracestate` (exported with the caller's context, feature `otel`).
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     pub(crate) tracestate: Option<&'a str>,
     /// A 2025-11-25 session's store key (the random part sealed in its id, never the id
     /// itself: that is the client's credential for the session).
