@@ -74,12 +74,21 @@ pub struct TaskChange {
     /// The digest of the principal that created it (`None`: anonymous).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
+    /// The W3C `traceparent` of the span that made the change (a `tasks/cancel` request's),
+    /// when traces are exported (feature `otel`): the replica running the task continues
+    /// that trace when it stops the handler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl TaskChange {
     /// The change of `task`, owned by `principal`.
     pub fn new(task: Task, principal: Option<String>) -> Self {
-        TaskChange { task, principal }
+        TaskChange {
+            task,
+            principal,
+            traceparent: None,
+        }
     }
 
     /// Whether the task reached a terminal status.

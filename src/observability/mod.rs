@@ -35,6 +35,7 @@ pub mod metrics;
 mod otel;
 #[cfg(feature = "prometheus")]
 mod prometheus;
+mod propagation;
 mod readiness;
 mod request;
 mod trace_context;
@@ -45,6 +46,7 @@ pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
 pub use otel::OtlpTraces;
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
+pub(crate) use propagation::{continue_trace, current_traceparent};
 pub use readiness::{Condition, Readiness};
 pub(crate) use request::{RequestObserver, RequestProbe};
 pub(crate) use request::{SpanMeta, on_request};

@@ -227,11 +227,31 @@ pub(super) fn on_request(
         None => span.record("otel.name", method),
     };
     if let Some((tp, state)) = parent {
-        if let Some(cx) = remote_context(&tp, state) {
-            // Fails only when the OTel span has started already (a child span came first).
-            let _ = span.set_parent(cx);
-        }
+        set_remote_parent(span, &tp, state);
     }
+}
+
+/// Makes the caller's span (`traceparent` and `tracestate`) the parent of `span`.
+pub(super) fn set_remote_parent(span: &Span, tp: &TraceParent, state: Option<&str>) {
+    if let Some(cx) = remote_context(tp, state) {
+        // Fails only when the OTel span has started already (a child span came first).
+        let _ = span.set_parent(cx);
+    }
+}
+
+/// The `traceparent` of the current span's OTel span (started now if it was not yet).
+pub(super) fn current_traceparent() -> Option<String> {
+    let cx = Span::current().context();
+    let span = cx.span();
+    let sc = span.span_context();
+    sc.is_valid().then(|| {
+        format!(
+            "00-{}-{}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        )
+    })
 }
 
 /// The caller's span as a remote parent context.

@@ -4,6 +4,8 @@
 //! attributed per the MCP semantic conventions, is flushed at drain, costs nothing when the
 //! collector is down, and nothing is exported without `OTEL_EXPORTER_OTLP_ENDPOINT`.
 
+#[cfg(feature = "external-tests")]
+mod cluster;
 mod receiver;
 
 use std::time::Duration;
