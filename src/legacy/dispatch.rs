@@ -174,6 +174,7 @@ impl Legacy {
         let principal = extensions.get::<Principal>();
         let Some(method_raw) = msg.method else {
             if msg.result.is_some() || msg.error.is_some() {
+                crate::observability::on_answer(&extensions);
                 return self.answer(msg.id, body, session_id, principal).await;
             }
             return malformed(echo, ErrorObject::invalid_request("Missing method"));

@@ -462,6 +462,25 @@ pub(crate) fn on_request(
     }
 }
 
+/// Names the current request span for a legacy client's answer to a server-to-client
+/// request (a JSON-RPC response, no method) and, when traces are exported, makes the HTTP
+/// `traceparent` header (in `extensions`) its parent; the answer may travel on over the bus
+/// in that trace. A no-op without the `otel` feature or an exporter.
+pub(crate) fn on_answer(extensions: &Extensions) {
+    #[cfg(feature = "otel")]
+    if super::otel::exporting() {
+        let span = Span::current();
+        if !span.is_disabled() {
+            span.record("otel.name", "mcp.input_answer");
+            if let Some(tp) = extensions.get::<TraceParent>() {
+                super::otel::set_remote_parent(&span, tp, None);
+            }
+        }
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = extensions;
+}
+
 /// The HTTP `traceparent` header, parsed. The transport puts it in the request extensions;
 /// the request span uses it when `params._meta` carries no `traceparent`.
 pub(crate) fn traceparent_header(value: Option<&HeaderValue>) -> Option<TraceParent> {

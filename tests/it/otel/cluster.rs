@@ -1,6 +1,7 @@
 //! Trace context across replicas (two `stateless-mcp` processes sharing a real
 //! `redis-server` bus and task store): a `tasks/cancel` on one replica and the handler it
-//! stops on the other are one trace.
+//! stops on the other are one trace; so are a legacy client's elicitation answer received on
+//! one replica and its delivery to the `tools/call` on the other.
 
 use serde_json::json;
 
@@ -8,12 +9,12 @@ use super::receiver::{Receiver, hex};
 use super::{CALLER, TRACE};
 use crate::support::Client;
 use crate::support::cluster::{Cluster, ClusterOptions, metric};
+use crate::support::legacy::LegacyClient;
 use crate::tasks::{create, task_meta};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancel_on_one_replica_and_the_stop_on_the_other_are_one_trace() {
-    let receiver = Receiver::start().await;
-    let c = Cluster::start(ClusterOptions {
+/// Two replicas exporting to `receiver`.
+async fn cluster(receiver: &Receiver) -> Cluster {
+    Cluster::start(ClusterOptions {
         replicas: 2,
         envs: vec![
             (
@@ -24,7 +25,55 @@ async fn a_cancel_on_one_replica_and_the_stop_on_the_other_are_one_trace() {
         ],
         ..ClusterOptions::default()
     })
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_forwarded_over_the_bus_stays_in_the_callers_trace() {
+    const ANSWER_TRACE: &str = "3bf92f3577b34da6a3ce929d0e0e4736";
+    const ANSWER_CALLER: &str = "20f067aa0ba902b7";
+    let receiver = Receiver::start().await;
+    let c = cluster(&receiver).await;
+    let on_a = LegacyClient::connect(&c.replica("r1").url, json!({"elicitation": {}})).await;
+    let mut on_b = on_a.clone();
+    on_b.url = c.replica("r2").url.clone();
+    // The client's trace: the call on r1, the answer (its HTTP `traceparent`) on r2.
+    let mut call = on_a
+        .stream_request(
+            json!(3),
+            "tools/call",
+            json!({"name": "test_elicitation", "arguments": {"message": "Name?"},
+                "_meta": {"traceparent": format!("00-{ANSWER_TRACE}-{CALLER}-01")}}),
+        )
+        .await;
+    let ask = call.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    on_b.extra.push((
+        "traceparent".into(),
+        format!("00-{ANSWER_TRACE}-{ANSWER_CALLER}-01"),
+    ));
+    let answer = json!({"action": "accept", "content": {"username": "u", "email": "e"}});
+    assert_eq!(on_b.answer(&ask["id"], answer).await, 202);
+    let done = call.next().await.unwrap();
+    assert_eq!(done["id"], 3);
+
+    // r2: the answer's span, child of the client's; r1: the delivery, child of r2's span.
+    let received = receiver.wait_for(ANSWER_TRACE, "mcp.input_answer").await;
+    assert_eq!(hex(&received.span.parent_span_id), ANSWER_CALLER);
+    let delivered = receiver
+        .wait_for(ANSWER_TRACE, "mcp.input_answer.deliver")
+        .await;
+    assert_eq!(delivered.span.parent_span_id, received.span.span_id);
+    let call = receiver
+        .wait_for(ANSWER_TRACE, "tools/call test_elicitation")
+        .await;
+    assert_eq!(hex(&call.span.parent_span_id), CALLER);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_on_one_replica_and_the_stop_on_the_other_are_one_trace() {
+    let receiver = Receiver::start().await;
+    let c = cluster(&receiver).await;
     let r1 = Client::new(&c.replica("r1").url);
     let r2 = Client::new(&c.replica("r2").url);
     let id = create(&r1, "slow_compute", json!({"seconds": 60})).await;
