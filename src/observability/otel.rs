@@ -64,7 +64,7 @@ const SCOPE: &str = "stateless-mcp";
 /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | the collector's base URL (`/v1/traces` is appended); export is on only when this or the next one is set |
 /// | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` | the full traces URL, instead of the above |
 /// | `OTEL_EXPORTER_OTLP_PROTOCOL` (`_TRACES_PROTOCOL`) | `http/protobuf` (the default and the only one built in; `grpc` and `http/json` are refused) |
-/// | `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT` | extra headers, export timeout (10 s) |
+/// | `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT` (`_TRACES_`) | extra headers, export timeout in ms (10 000) |
 /// | `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` | the resource (`service.name` defaults to the name you pass) |
 /// | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | sampling (default `parentbased_always_on`) |
 /// | `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` | the batch processor (5 s, 2048, 512) |
@@ -112,9 +112,8 @@ impl OtlpTraces {
         let runtime = Handle::try_current()
             .map_err(|_| Error::internal("OtlpTraces::from_env needs a Tokio runtime"))?;
         let client = OnRuntime {
-            // The exporter's own timeout (`OTEL_EXPORTER_OTLP_TIMEOUT`) bounds each export;
-            // this one only backs it up.
-            client: HyperClient::with_default_connector(Duration::from_secs(30), None),
+            // Bounds each attempt (the exporter's timeout only bounds its retries).
+            client: HyperClient::with_default_connector(export_timeout(), None),
             runtime,
         };
         let exporter = opentelemetry_otlp::SpanExporter::builder()
@@ -178,6 +177,18 @@ impl OtlpTraces {
             .shutdown()
             .map_err(|e| Error::internal(format!("OTLP trace export at shutdown: {e}")))
     }
+}
+
+/// `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds),
+/// else the specification's 10 s.
+fn export_timeout() -> Duration {
+    [
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.trim().parse::<u64>().ok())
+    .map_or(Duration::from_secs(10), Duration::from_millis)
 }
 
 /// Refuses an OTLP protocol other than http/protobuf (gRPC would bring tonic in).

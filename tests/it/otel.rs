@@ -182,6 +182,54 @@ async fn a_collector_that_is_down_costs_requests_nothing() {
 }
 
 #[tokio::test]
+async fn a_collector_that_never_answers_costs_requests_nothing() {
+    // Accepts connections and reads, never answers: every export waits for its timeout
+    // while the queue fills (a queue of 8 spans: most are dropped).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let mut srv = spawn_server_with(
+        &["--drain-delay-secs", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "10"),
+            ("OTEL_BSP_MAX_QUEUE_SIZE", "8"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "8"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "1000"),
+        ],
+    );
+    let client = Client::new(&srv.url);
+    for i in 0..50 {
+        let id = format!("hung-{i}");
+        let call = echo_with_context(&client, &id, TRACE, CALLER);
+        tokio::time::timeout(Duration::from_secs(5), call)
+            .await
+            .expect("a request is not held up by the exporter");
+    }
+    srv.signal("TERM");
+    let (status, lines) = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || (srv.wait(), srv.stderr_lines())),
+    )
+    .await
+    .expect("the server exits")
+    .unwrap();
+    assert!(status.success(), "{status:?}");
+    // The drops are logged (the SDK keeps their count to itself).
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("WARN") && l.contains("BatchSpanProcessor dropped a Span")),
+        "{lines:#?}"
+    );
+}
+
+#[tokio::test]
 async fn nothing_is_exported_without_an_endpoint() {
     let receiver = Receiver::start().await;
     // Everything but the endpoint (pointed at the receiver under a name the SDK ignores).
