@@ -63,6 +63,7 @@ const SCOPE: &str = "stateless-mcp";
 /// |---|---|
 /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | the collector's base URL (`/v1/traces` is appended); export is on only when this or the next one is set |
 /// | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` | the full traces URL, instead of the above |
+/// | `OTEL_SDK_DISABLED` | `true`: no export, whatever the endpoint |
 /// | `OTEL_EXPORTER_OTLP_PROTOCOL` (`_TRACES_PROTOCOL`) | `http/protobuf` (the default and the only one built in; `grpc` and `http/json` are refused) |
 /// | `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT` (`_TRACES_`) | extra headers, export timeout in ms (10 000) |
 /// | `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` | the resource (`service.name` defaults to the name you pass) |
@@ -95,8 +96,8 @@ pub struct OtlpTraces {
 
 impl OtlpTraces {
     /// The exporter the `OTEL_*` variables describe, or `None` when neither
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT` nor `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (then
-    /// nothing is exported). `service_name` is the `service.name` unless `OTEL_SERVICE_NAME`
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` nor `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, or
+    /// `OTEL_SDK_DISABLED` is `true` (then nothing is exported). `service_name` is the `service.name` unless `OTEL_SERVICE_NAME`
     /// or `OTEL_RESOURCE_ATTRIBUTES` names one.
     ///
     /// # Errors
@@ -105,7 +106,9 @@ impl OtlpTraces {
     /// the exporter cannot use.
     pub fn from_env(service_name: &str) -> Result<Option<Self>, Error> {
         let set = |v: &str| std::env::var_os(v).is_some_and(|v| !v.is_empty());
-        if !ENDPOINT_VARS.iter().any(|v| set(v)) {
+        let disabled =
+            std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        if disabled || !ENDPOINT_VARS.iter().any(|v| set(v)) {
             return Ok(None);
         }
         check_protocol()?;

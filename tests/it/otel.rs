@@ -251,6 +251,25 @@ async fn nothing_is_exported_without_an_endpoint() {
     // The exporter would have flushed at shutdown: the process is gone, nothing came.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
+
+    // The endpoint set, the SDK disabled (`OTEL_SDK_DISABLED`): nothing either.
+    let mut srv = spawn_server_with(
+        &["--drain-delay-secs", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "10"),
+            ("OTEL_SDK_DISABLED", "true"),
+        ],
+    );
+    let client = Client::new(&srv.url);
+    echo_with_context(&client, "disabled", TRACE, CALLER).await;
+    srv.signal("TERM");
+    let status = tokio::task::spawn_blocking(move || srv.wait())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
 }
 
 #[tokio::test]
