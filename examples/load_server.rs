@@ -72,7 +72,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
-    app::init_logging(&config)?;
+    let _telemetry = app::init_logging(&config)?;
     let scoped = std::env::var("LOAD_SERVER_SCOPED").is_ok_and(|v| v == "1");
     let server = build(&config, scoped)?;
     let metrics = PrometheusMetrics::install()?;

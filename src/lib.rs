@@ -123,11 +123,12 @@
 //! | feature | adds |
 //! |---|---|
 //! | `auth` | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
+//! | `otel` | `observability::OtlpTraces`: OTLP (http/protobuf) export of the request spans, configured by the `OTEL_*` variables, as a `tracing-subscriber` layer |
 //! | `prometheus` | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
 //! | `redis` | `backends::RedisBus` (Redis pub/sub bus), `backends::RedisReplayStore`, `backends::RedisSessionStore` and `backends::RedisTaskStore`; `--bus redis://…` |
 //! | `nats` | `backends::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |
 //! | `testing` | the `testing` module: an in-process client for your server's unit tests (no sockets), usually enabled in `[dev-dependencies]` |
-//! | `reference-server` | the `stateless-mcp` binary (`cargo run --features reference-server`): its CLI, config file, log set-up and fixtures, with `auth`, `prometheus` and `redis`; not library API, and the only feature that pulls in clap, toml and tracing-subscriber |
+//! | `reference-server` | the `stateless-mcp` binary (`cargo run --features reference-server`): its CLI, config file, log set-up and fixtures, with `auth`, `otel`, `prometheus` and `redis`; not library API, and the only feature that pulls in clap and toml |
 //! | `external-tests` | nothing in the library: compiles the project's own integration tests that run installed programs (Node, Python, nginx, brokers); see the README's Testing section |
 //!
 //! Features only add. Scope declarations on definitions (`ToolDef::scopes` and the like) and

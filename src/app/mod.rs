@@ -34,7 +34,7 @@ pub use builder::{build_server, server_builder};
 pub use config::{BusReadiness, Config, DpopPolicy, Fixtures, LogFormat, Transport};
 pub use effective::{REDACTED, Setting, Source};
 #[cfg(feature = "reference-server")]
-pub use logging::init_logging;
+pub use logging::{Telemetry, init_logging};
 
 #[cfg(feature = "prometheus")]
 use crate::observability::PrometheusMetrics;

@@ -212,6 +212,7 @@ impl Legacy {
         let principal = extensions.get::<Principal>();
         let Some(method_raw) = msg.method else {
             if msg.result.is_some() || msg.error.is_some() {
+                crate::observability::on_answer(&extensions);
                 return self.answer(msg.id, body, session_id, principal).await;
             }
             return malformed(echo, ErrorObject::invalid_request("Missing method"));
@@ -371,14 +372,11 @@ impl Legacy {
             session.client_info,
             settings.log_level,
         );
-        crate::observability::on_request(
-            id,
-            method,
-            (&meta).into(),
-            view.name,
-            view.uri,
-            &extensions,
-        );
+        let span_meta = crate::observability::SpanMeta {
+            session: Some(&session.key),
+            ..(&meta).into()
+        };
+        crate::observability::on_request(id, method, span_meta, view.name, view.uri, &extensions);
         let ask = Ask::OverStream(Arc::new(Asker {
             session: session.key,
             capabilities: session.capabilities,

@@ -204,6 +204,7 @@ impl Pending {
                     id: id.to_string(),
                     session: session.to_owned(),
                     answer,
+                    traceparent: crate::observability::current_traceparent(),
                 };
                 let size = serde_json::to_vec(&event).map_or(usize::MAX, |v| v.len());
                 if size > MAX_EVENT_BYTES {
@@ -243,6 +244,7 @@ impl Pending {
                     id,
                     session,
                     answer,
+                    traceparent,
                 } = &*event
                 else {
                     continue;
@@ -253,7 +255,11 @@ impl Pending {
                 let Some(pending) = me.upgrade() else {
                     return;
                 };
-                pending.deliver_here(id, session, answer.clone());
+                // In the trace of the replica that received the answer.
+                let span =
+                    tracing::debug_span!("mcp.input_answer.deliver", jsonrpc.request.id = %id);
+                crate::observability::continue_trace(&span, traceparent.as_deref());
+                span.in_scope(|| pending.deliver_here(id, session, answer.clone()));
             }
         });
     }

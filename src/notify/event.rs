@@ -18,8 +18,8 @@ use crate::protocol::Task;
 /// | `resource_updated` | `uri` | `notifications/resources/updated` for streams subscribed to `uri` or a parent |
 /// | `server_fingerprint` | `tools`, `prompts`, `resources` | the list-changed notification of each list whose fingerprint differs from the receiving replica's |
 /// | `session_changed` | `session` | nothing on listen streams; the legacy GET stream of that session re-reads its settings (subscriptions, revocation) from the session store |
-/// | `input_answer` | `replica`, `id`, `session`, `answer` | nothing on listen streams; the replica named `replica` hands `answer` (the JSON text of a legacy client's response) to the `tools/call` waiting for request `id` of that session |
-/// | `task_status` | `task` (the wire `Task`), `principal`? | `notifications/tasks` for streams that listed the task's id (and belong to its principal); the replica running the task stops its handler when the status is terminal |
+/// | `input_answer` | `replica`, `id`, `session`, `answer`, `traceparent`? | nothing on listen streams; the replica named `replica` hands `answer` (the JSON text of a legacy client's response) to the `tools/call` waiting for request `id` of that session |
+/// | `task_status` | `task` (the wire `Task`), `principal`?, `traceparent`? | `notifications/tasks` for streams that listed the task's id (and belong to its principal); the replica running the task stops its handler when the status is terminal |
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -58,6 +58,10 @@ pub enum ChangeEvent {
         session: String,
         /// The JSON text of the client's response (`result` or `error`).
         answer: String,
+        /// The W3C `traceparent` of the span that received the answer, when traces are
+        /// exported (feature `otel`): the replica holding the stream continues that trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        traceparent: Option<String>,
     },
     /// A task's status changed (Tasks extension). This is also how `tasks/cancel` on one
     /// replica reaches the replica running the task.
@@ -74,12 +78,21 @@ pub struct TaskChange {
     /// The digest of the principal that created it (`None`: anonymous).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
+    /// The W3C `traceparent` of the span that made the change (a `tasks/cancel` request's),
+    /// when traces are exported (feature `otel`): the replica running the task continues
+    /// that trace when it stops the handler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl TaskChange {
     /// The change of `task`, owned by `principal`.
     pub fn new(task: Task, principal: Option<String>) -> Self {
-        TaskChange { task, principal }
+        TaskChange {
+            task,
+            principal,
+            traceparent: None,
+        }
     }
 
     /// Whether the task reached a terminal status.
@@ -168,6 +181,7 @@ mod tests {
             id: "r1.7".into(),
             session: "s".into(),
             answer: r#"{"result":{}}"#.into(),
+            traceparent: None,
         };
         let text = serde_json::to_string(&answer).unwrap();
         assert_eq!(

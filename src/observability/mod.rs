@@ -4,7 +4,8 @@
 //!   named after the OpenTelemetry MCP semantic conventions: `mcp.method.name`,
 //!   `gen_ai.tool.name`, `gen_ai.prompt.name`, `gen_ai.operation.name` (`execute_tool`),
 //!   `mcp.resource.uri`, `jsonrpc.request.id`, `mcp.protocol.version`, `error.type`, plus
-//!   `mcp.client.name` (the self-reported `clientInfo.name`, no convention exists for it).
+//!   `mcp.client.name` (the self-reported `clientInfo.name`, no convention exists for it),
+//!   `mcp.session.id` for a 2025-11-25 session (its store key, never the sealed id).
 //!   The constant `network.transport` (`tcp`) and `network.protocol.name` (`http`) are left
 //!   out: each field costs formatting on every request. The caller's W3C trace context —
 //!   `params._meta.traceparent`, else the HTTP `traceparent` header — is recorded as
@@ -17,7 +18,10 @@
 //!   instructions per request (mostly formatting its fields, ~20-40% of a small request's
 //!   throughput); metrics add about 6k. That is why it is at `DEBUG`: the default `--log
 //!   info` skips it (no work at all), and `--log info,stateless_mcp::observability=debug`
-//!   turns it on (with the trace ids on every line of the request).
+//!   turns it on (with the trace ids on every line of the request). With the `otel` feature,
+//!   [`OtlpTraces`] exports the span over OTLP as a server span named `{method} {target}`
+//!   (`tools/call echo`), the caller's span as its parent, and an `mcp.handler` child span
+//!   for the handler's work.
 //! - **Metrics.** [`metrics`] lists every metric's name ([`metrics::ALL`]) and describes
 //!   them (described when the reference server installs the exporter); `Server::handle` records request counts, durations and in-flight
 //!   requests for every transport (HTTP, stdio, in-process). With the `prometheus` feature, `PrometheusMetrics` installs the exporter and
@@ -27,19 +31,25 @@
 
 mod health;
 pub mod metrics;
+#[cfg(feature = "otel")]
+mod otel;
 #[cfg(feature = "prometheus")]
 mod prometheus;
+mod propagation;
 mod readiness;
 mod request;
 mod trace_context;
 
 pub(crate) use health::health_router_at;
 pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
+#[cfg(feature = "otel")]
+pub use otel::OtlpTraces;
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
+pub(crate) use propagation::{continue_trace, current_traceparent};
 pub use readiness::{Condition, Readiness};
 pub(crate) use request::{RequestObserver, RequestProbe};
-pub(crate) use request::{SpanMeta, on_request};
+pub(crate) use request::{SpanMeta, on_answer, on_request};
 pub(crate) use request::{TRACEPARENT, traceparent_header};
 pub(crate) use trace_context::TraceParent;
 

@@ -206,11 +206,20 @@ impl RequestObserver {
             mcp.resource.uri = Empty,
             jsonrpc.request.id = Empty,
             mcp.protocol.version = Empty,
+            mcp.session.id = Empty,
             mcp.client.name = Empty,
             trace_id = Empty,
             parent_span_id = Empty,
             error.type = Empty,
+            rpc.response.status_code = Empty,
+            otel.kind = Empty,
+            otel.name = Empty,
+            otel.status_code = Empty,
         );
+        #[cfg(feature = "otel")]
+        if super::otel::exporting() {
+            span.record("otel.kind", "server");
+        }
         series.started();
         RequestProbe {
             finish: Some(Finish {
@@ -306,6 +315,13 @@ impl Drop for Finish {
         if !self.span.is_disabled() {
             if !matches!(outcome, RequestOutcome::Ok | RequestOutcome::Accepted) {
                 self.span.record("error.type", outcome.as_str());
+                if let RequestOutcome::Error(code) = outcome {
+                    self.span.record("rpc.response.status_code", display(code));
+                }
+                #[cfg(feature = "otel")]
+                if super::otel::exporting() {
+                    self.span.record("otel.status_code", "error");
+                }
             }
             tracing::debug!(
                 parent: &self.span,
@@ -336,6 +352,12 @@ pub(crate) struct SpanMeta<'a> {
     pub(crate) client: Option<&'a str>,
     /// `traceparent`.
     pub(crate) traceparent: Option<&'a str>,
+    /// `tracestate` (exported with the caller's context, feature `otel`).
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub(crate) tracestate: Option<&'a str>,
+    /// A 2025-11-25 session's store key (the random part sealed in its id, never the id
+    /// itself: that is the client's credential for the session).
+    pub(crate) session: Option<&'a str>,
 }
 
 impl<'a> From<&'a RequestMeta> for SpanMeta<'a> {
@@ -344,12 +366,14 @@ impl<'a> From<&'a RequestMeta> for SpanMeta<'a> {
             version: &meta.protocol_version,
             client: meta.client_info.as_ref().map(|i| i.name.as_str()),
             traceparent: meta.traceparent.as_deref(),
+            tracestate: meta.tracestate.as_deref(),
+            session: None,
         }
     }
 }
 
 /// Fills in the current request span once dispatch has read the request: method, id,
-/// protocol version, client name, the tool/prompt name or resource URI, and the trace
+/// protocol version, legacy session, client name, the tool/prompt name or resource URI, and the trace
 /// context (from `_meta.traceparent`, else from the HTTP `traceparent` header that the
 /// transport put in `extensions` as a [`TraceParent`]).
 ///
@@ -377,6 +401,7 @@ pub(crate) fn on_request(
         Some(f_method),
         Some(f_id),
         Some(f_version),
+        Some(f_session),
         Some(f_client),
         Some(f_operation),
         Some(f_tool),
@@ -388,6 +413,7 @@ pub(crate) fn on_request(
         field("mcp.method.name"),
         field("jsonrpc.request.id"),
         field("mcp.protocol.version"),
+        field("mcp.session.id"),
         field("mcp.client.name"),
         field("gen_ai.operation.name"),
         field("gen_ai.tool.name"),
@@ -406,19 +432,19 @@ pub(crate) fn on_request(
         RESOURCES_READ => (None, None, None, string(uri)),
         _ => (None, None, None, None),
     };
-    let parent = meta
-        .traceparent
-        .and_then(TraceParent::parse)
-        .or_else(|| extensions.get::<TraceParent>().copied());
+    let from_meta = meta.traceparent.and_then(TraceParent::parse);
+    let parent = from_meta.or_else(|| extensions.get::<TraceParent>().copied());
     let id = display(id);
     let version = meta.version;
+    let session = meta.session;
     let (tool, prompt, resource) = (tool.as_deref(), prompt.as_deref(), resource.as_deref());
     let trace = parent.as_ref().map(TraceParent::trace_id);
     let parent_id = parent.as_ref().map(TraceParent::parent_id);
-    let values: [(&Field, Option<&dyn Value>); 10] = [
+    let values: [(&Field, Option<&dyn Value>); 11] = [
         (&f_method, Some(&method as &dyn Value)),
         (&f_id, Some(&id as &dyn Value)),
         (&f_version, Some(&version as &dyn Value)),
+        (&f_session, some(&session)),
         (&f_client, some(&client)),
         (&f_operation, some(&operation)),
         (&f_tool, some(&tool)),
@@ -428,6 +454,31 @@ pub(crate) fn on_request(
         (&f_parent, some(&parent_id)),
     ];
     span.record_all(&fields.value_set(&values));
+    #[cfg(feature = "otel")]
+    if super::otel::exporting() {
+        // `tracestate` goes with the `traceparent` it came with (`_meta`).
+        let state = from_meta.and(meta.tracestate);
+        super::otel::on_request(&span, method, tool.or(prompt), parent.map(|p| (p, state)));
+    }
+}
+
+/// Names the current request span for a legacy client's answer to a server-to-client
+/// request (a JSON-RPC response, no method) and, when traces are exported, makes the HTTP
+/// `traceparent` header (in `extensions`) its parent; the answer may travel on over the bus
+/// in that trace. A no-op without the `otel` feature or an exporter.
+pub(crate) fn on_answer(extensions: &Extensions) {
+    #[cfg(feature = "otel")]
+    if super::otel::exporting() {
+        let span = Span::current();
+        if !span.is_disabled() {
+            span.record("otel.name", "mcp.input_answer");
+            if let Some(tp) = extensions.get::<TraceParent>() {
+                super::otel::set_remote_parent(&span, tp, None);
+            }
+        }
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = extensions;
 }
 
 /// The HTTP `traceparent` header, parsed. The transport puts it in the request extensions;

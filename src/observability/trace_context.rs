@@ -65,6 +65,12 @@ impl TraceParent {
         std::str::from_utf8(&self.parent_id).expect("checked hex")
     }
 
+    /// The trace flags (`01`: sampled).
+    #[cfg(feature = "otel")]
+    pub(crate) fn flags(&self) -> u8 {
+        self.flags
+    }
+
     /// Whether the caller sampled this trace (flag `01`).
     #[cfg(test)]
     pub(crate) fn sampled(&self) -> bool {

@@ -153,6 +153,11 @@ impl MetaWire<'_> {
         self.rest.traceparent.as_deref()
     }
 
+    /// `tracestate`, if sent.
+    pub(crate) fn tracestate(&self) -> Option<&str> {
+        self.rest.tracestate.as_deref()
+    }
+
     /// The validated `_meta`, owned (after [`check`](Self::check); a missing required field
     /// is left empty).
     pub(crate) fn into_meta(self) -> RequestMeta {

@@ -192,6 +192,8 @@ impl Server {
             version,
             client: meta.client_name(),
             traceparent: meta.traceparent(),
+            tracestate: meta.tracestate(),
+            session: None,
         };
         crate::observability::on_request(id, method, span_meta, view.name, view.uri, &extensions);
         if let Some(m) = mirror {

@@ -148,6 +148,18 @@ impl Tasks {
         }
     }
 
+    /// [`stop_local`](Self::stop_local) for a change heard on the bus: when the task runs
+    /// here, in a span continuing the trace of the change (`traceparent`, from the replica
+    /// that made it).
+    fn stop_traced(&self, id: &str, traceparent: Option<&str>) {
+        let Some(token) = self.lock().get(id).cloned() else {
+            return;
+        };
+        let span = tracing::debug_span!("mcp.task.stop", mcp.task.id = id);
+        crate::observability::continue_trace(&span, traceparent);
+        span.in_scope(|| token.cancel());
+    }
+
     pub(super) fn ids(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
     }
@@ -157,7 +169,8 @@ impl Tasks {
         if task.status.is_terminal() {
             metrics::record_task_ended(task.status.as_str());
         }
-        let change = TaskChange::new(task.to_wire(), task.principal.clone());
+        let mut change = TaskChange::new(task.to_wire(), task.principal.clone());
+        change.traceparent = crate::observability::current_traceparent();
         if let Err(e) = server
             .notifier()
             .publish(ChangeEvent::TaskStatus(change))
@@ -247,7 +260,7 @@ async fn watch(
             Delivery::Event(event) => {
                 if let ChangeEvent::TaskStatus(change) = &*event {
                     if change.is_terminal() {
-                        tasks.stop_local(&change.task.task_id);
+                        tasks.stop_traced(&change.task.task_id, change.traceparent.as_deref());
                     }
                 }
             }

@@ -52,6 +52,7 @@ mod listen;
 mod mount_in_axum;
 mod mrtr;
 mod observability;
+mod otel;
 mod pagination;
 mod rate_store;
 mod robustness;

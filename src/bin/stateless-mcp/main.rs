@@ -8,11 +8,17 @@ async fn main() -> std::process::ExitCode {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
-    if let Err(e) = app::init_logging(&config) {
-        eprintln!("stateless-mcp: {e}");
-        return std::process::ExitCode::FAILURE;
-    }
-    match app::serve(config).await {
+    let telemetry = match app::init_logging(&config) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("stateless-mcp: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let served = app::serve(config).await;
+    // After the drain: export the spans still queued.
+    telemetry.shutdown().await;
+    match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("stateless-mcp: {e}");

@@ -231,6 +231,8 @@ pub struct ClusterOptions {
     pub drain_delay_secs: u64,
     /// More flags for every replica (`{redis}` stands for the Redis URL).
     pub extra_args: Vec<String>,
+    /// Environment variables of every replica.
+    pub envs: Vec<(String, String)>,
 }
 
 impl Default for ClusterOptions {
@@ -240,6 +242,7 @@ impl Default for ClusterOptions {
             page_size: 2,
             drain_delay_secs: 1,
             extra_args: Vec::new(),
+            envs: Vec::new(),
         }
     }
 }
@@ -291,7 +294,12 @@ impl Cluster {
                     "30",
                 ];
                 args.extend(extra.iter().map(String::as_str));
-                spawn_server_with(&args, &[])
+                let envs: Vec<(&str, &str)> = options
+                    .envs
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                spawn_server_with(&args, &envs)
             })
             .collect();
         for r in &replicas {

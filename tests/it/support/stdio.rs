@@ -34,6 +34,11 @@ pub struct StdioClient {
 impl StdioClient {
     /// Starts the binary with `--transport stdio` and `args`.
     pub fn spawn(args: &[&str]) -> Self {
+        Self::spawn_with(args, &[])
+    }
+
+    /// Like [`StdioClient::spawn`], with extra environment variables.
+    pub fn spawn_with(args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_stateless-mcp"));
         cmd.args(["--transport", "stdio"]);
         if !args.contains(&"--log") {
@@ -42,6 +47,7 @@ impl StdioClient {
         let mut child = cmd
             .args(args)
             .env("NO_COLOR", "1")
+            .envs(envs.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,0 +1,29 @@
+//! Trace context across replicas: what a replica puts in a bus event so that the replica
+//! acting on it continues the same trace (a `tasks/cancel` on one replica stopping the
+//! handler on another). Both ends are no-ops unless traces are exported (feature `otel`
+//! with an [`OtlpTraces`](super::OtlpTraces) layer installed).
+
+use tracing::Span;
+
+/// The W3C `traceparent` of the current span as it is exported, for a bus event; `None`
+/// when traces are not exported or no span is current.
+pub(crate) fn current_traceparent() -> Option<String> {
+    #[cfg(feature = "otel")]
+    if super::otel::exporting() {
+        return super::otel::current_traceparent();
+    }
+    None
+}
+
+/// Makes `span` (not started yet) continue the trace of `traceparent`, a value
+/// [`current_traceparent`] gave on another replica.
+pub(crate) fn continue_trace(span: &Span, traceparent: Option<&str>) {
+    #[cfg(feature = "otel")]
+    if super::otel::exporting() && !span.is_disabled() {
+        if let Some(tp) = traceparent.and_then(super::TraceParent::parse) {
+            super::otel::set_remote_parent(span, &tp, None);
+        }
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = (span, traceparent);
+}

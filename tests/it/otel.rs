@@ -1,0 +1,325 @@
+//! OTLP trace export (feature `otel`) of the reference server, against a real OTLP/HTTP
+//! receiver decoding with the official protobuf definitions: the request span continues the
+//! caller's trace (`params._meta.traceparent`, else the `traceparent` header), is named and
+//! attributed per the MCP semantic conventions, is flushed at drain, costs nothing when the
+//! collector is down, and nothing is exported without `OTEL_EXPORTER_OTLP_ENDPOINT`.
+
+#[cfg(feature = "external-tests")]
+mod cluster;
+mod receiver;
+
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
+use serde_json::json;
+
+use crate::support::legacy::LegacyClient;
+use crate::support::process::{ServerProcess, spawn_server_with};
+use crate::support::stdio::StdioClient;
+use crate::support::{Client, VERSION, with_meta};
+use receiver::{Receiver, attr, hex};
+
+const TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER: &str = "10f067aa0ba902b7";
+const HEADER_TRACE: &str = "1af7651916cd43dd8448eb211c80319c";
+const HEADER_CALLER: &str = "c7ad6b7169203331";
+
+/// The reference server exporting to `endpoint` (`OTEL_EXPORTER_OTLP_ENDPOINT`), batches
+/// every `delay_ms`.
+fn exporting_server(endpoint: &str, delay_ms: &str) -> ServerProcess {
+    spawn_server_with(
+        &["--drain-delay-secs", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", delay_ms),
+            ("OTEL_SERVICE_NAME", "it-otel"),
+        ],
+    )
+}
+
+/// An echo `tools/call` with id `id` carrying the caller's context in `params._meta`.
+async fn echo_with_context(client: &Client, id: &str, trace: &str, caller: &str) {
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "hi"},
+        "_meta": {
+            "traceparent": format!("00-{trace}-{caller}-01"),
+            "tracestate": "vendor=x"
+        }
+    });
+    let x = client.request("tools/call", json!(id), params).await;
+    assert_eq!(x.status, 200, "{}", x.body);
+    assert!(x.messages[0].get("result").is_some(), "{}", x.body);
+}
+
+#[tokio::test]
+async fn a_tool_call_continues_the_callers_trace_over_otlp() {
+    let receiver = Receiver::start().await;
+    let srv = exporting_server(&receiver.endpoint, "100");
+    let client = Client::new(&srv.url);
+
+    echo_with_context(&client, "call-1", TRACE, CALLER).await;
+    let got = receiver.wait_for(TRACE, "tools/call echo").await;
+    let span = &got.span;
+    assert_eq!(hex(&span.parent_span_id), CALLER);
+    assert_eq!(span.kind, SpanKind::Server as i32);
+    assert_eq!(span.trace_state, "vendor=x");
+    assert_eq!(span.span_id.len(), 8);
+    assert!(span.end_time_unix_nano >= span.start_time_unix_nano);
+    let a = |k| attr(&span.attributes, k);
+    assert_eq!(a("mcp.method.name").as_deref(), Some("tools/call"));
+    assert_eq!(a("gen_ai.tool.name").as_deref(), Some("echo"));
+    assert_eq!(a("gen_ai.operation.name").as_deref(), Some("execute_tool"));
+    assert_eq!(a("mcp.protocol.version").as_deref(), Some(VERSION));
+    assert!(
+        a("jsonrpc.request.id").is_some_and(|id| id.contains("call-1")),
+        "{:?}",
+        span.attributes
+    );
+    assert_eq!(a("error.type"), None);
+    assert_ne!(
+        span.status.as_ref().map(|s| s.code),
+        Some(StatusCode::Error as i32)
+    );
+    assert_eq!(
+        attr(&got.resource, "service.name").as_deref(),
+        Some("it-otel")
+    );
+    // The handler's work: a child span of the request span.
+    let handler = receiver.wait_for(TRACE, "mcp.handler").await;
+    assert_eq!(handler.span.parent_span_id, span.span_id);
+    assert_eq!(handler.span.kind, SpanKind::Internal as i32);
+    // Arguments are never exported.
+    assert!(
+        span.attributes
+            .iter()
+            .all(|kv| !format!("{kv:?}").contains("\"hi\""))
+    );
+
+    // No `_meta.traceparent`: the HTTP `traceparent` header is the parent.
+    let mut headers = Client::headers("prompts/get", Some("greet"));
+    headers.push((
+        "traceparent".into(),
+        format!("00-{HEADER_TRACE}-{HEADER_CALLER}-01"),
+    ));
+    let body = json!({"jsonrpc": "2.0", "id": "prompt-1", "method": "prompts/get",
+        "params": with_meta(json!({"name": "greet", "arguments": {"name": "Ada"}}))});
+    let x = client
+        .send(headers, body.to_string(), Some("prompts/get"))
+        .await;
+    assert_eq!(x.status, 200, "{}", x.body);
+    let got = receiver.wait_for(HEADER_TRACE, "prompts/get greet").await;
+    assert_eq!(hex(&got.span.parent_span_id), HEADER_CALLER);
+    assert_eq!(
+        attr(&got.span.attributes, "gen_ai.prompt.name").as_deref(),
+        Some("greet")
+    );
+
+    // A JSON-RPC error: `error.type`, the error code, and an error status.
+    let params = json!({
+        "name": "no-such-tool",
+        "arguments": {},
+        "_meta": {"traceparent": format!("00-{TRACE}-{CALLER}-01")}
+    });
+    let x = client.request("tools/call", json!("bad-1"), params).await;
+    let code = x.messages[0]["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("an error reply: {}", x.body));
+    let got = receiver.wait_for(TRACE, "tools/call no-such-tool").await;
+    let a = |k| attr(&got.span.attributes, k);
+    assert!(a("error.type").is_some(), "{:?}", got.span.attributes);
+    assert_eq!(a("rpc.response.status_code"), Some(code.to_string()));
+    assert_eq!(
+        got.span.status.as_ref().map(|s| s.code),
+        Some(StatusCode::Error as i32)
+    );
+}
+
+#[tokio::test]
+async fn spans_still_queued_are_exported_at_drain() {
+    let receiver = Receiver::start().await;
+    // A batch delay far longer than the test: only the flush at shutdown exports.
+    let mut srv = exporting_server(&receiver.endpoint, "600000");
+    let client = Client::new(&srv.url);
+    echo_with_context(&client, "queued", TRACE, CALLER).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(receiver.spans().is_empty(), "exported before the drain");
+    srv.signal("TERM");
+    let status = tokio::task::spawn_blocking(move || srv.wait())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let got = receiver.wait_for(TRACE, "tools/call echo").await;
+    assert_eq!(hex(&got.span.parent_span_id), CALLER);
+}
+
+#[tokio::test]
+async fn a_collector_that_is_down_costs_requests_nothing() {
+    // A port nothing listens on: every export is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let mut srv = exporting_server(&endpoint, "10");
+    let client = Client::new(&srv.url);
+    for i in 0..50 {
+        let id = format!("down-{i}");
+        let call = echo_with_context(&client, &id, TRACE, CALLER);
+        tokio::time::timeout(Duration::from_secs(5), call)
+            .await
+            .expect("a request is not held up by the exporter");
+    }
+    // Nor does the shutdown hang on the unreachable collector.
+    srv.signal("TERM");
+    let status = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || srv.wait()),
+    )
+    .await
+    .expect("the server exits")
+    .unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
+async fn a_collector_that_never_answers_costs_requests_nothing() {
+    // Accepts connections and reads, never answers: every export waits for its timeout
+    // while the queue fills (a queue of 8 spans: most are dropped).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let mut srv = spawn_server_with(
+        &["--drain-delay-secs", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "10"),
+            ("OTEL_BSP_MAX_QUEUE_SIZE", "8"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "8"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "1000"),
+        ],
+    );
+    let client = Client::new(&srv.url);
+    for i in 0..50 {
+        let id = format!("hung-{i}");
+        let call = echo_with_context(&client, &id, TRACE, CALLER);
+        tokio::time::timeout(Duration::from_secs(5), call)
+            .await
+            .expect("a request is not held up by the exporter");
+    }
+    srv.signal("TERM");
+    let (status, lines) = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || (srv.wait(), srv.stderr_lines())),
+    )
+    .await
+    .expect("the server exits")
+    .unwrap();
+    assert!(status.success(), "{status:?}");
+    // The drops are logged (the SDK keeps their count to itself).
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("WARN") && l.contains("BatchSpanProcessor dropped a Span")),
+        "{lines:#?}"
+    );
+}
+
+#[tokio::test]
+async fn nothing_is_exported_without_an_endpoint() {
+    let receiver = Receiver::start().await;
+    // Everything but the endpoint (pointed at the receiver under a name the SDK ignores).
+    let mut srv = spawn_server_with(
+        &["--drain-delay-secs", "0"],
+        &[
+            ("OTEL_BSP_SCHEDULE_DELAY", "10"),
+            ("OTEL_SERVICE_NAME", "it-otel"),
+            ("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", &receiver.endpoint),
+        ],
+    );
+    let client = Client::new(&srv.url);
+    echo_with_context(&client, "quiet", TRACE, CALLER).await;
+    srv.signal("TERM");
+    let status = tokio::task::spawn_blocking(move || srv.wait())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    // The exporter would have flushed at shutdown: the process is gone, nothing came.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
+
+    // The endpoint set, the SDK disabled (`OTEL_SDK_DISABLED`): nothing either.
+    let mut srv = spawn_server_with(
+        &["--drain-delay-secs", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "10"),
+            ("OTEL_SDK_DISABLED", "true"),
+        ],
+    );
+    let client = Client::new(&srv.url);
+    echo_with_context(&client, "disabled", TRACE, CALLER).await;
+    srv.signal("TERM");
+    let status = tokio::task::spawn_blocking(move || srv.wait())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
+}
+
+#[tokio::test]
+async fn over_stdio_the_context_comes_from_meta() {
+    let receiver = Receiver::start().await;
+    let mut c = StdioClient::spawn_with(
+        &[],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    );
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "hi"},
+        "_meta": {"traceparent": format!("00-{TRACE}-{CALLER}-01")}
+    });
+    c.request(json!("stdio-1"), "tools/call", params).await;
+    let reply = c.next().await;
+    assert!(reply.get("result").is_some(), "{reply}");
+    let got = receiver.wait_for(TRACE, "tools/call echo").await;
+    assert_eq!(hex(&got.span.parent_span_id), CALLER);
+    assert_eq!(got.span.kind, SpanKind::Server as i32);
+    assert_eq!(
+        attr(&got.resource, "service.name").as_deref(),
+        Some("stateless-mcp")
+    );
+    c.close_stdin().await;
+    assert!(c.expect_end().await.is_empty());
+    assert!(c.exit_status().await.success());
+}
+
+#[tokio::test]
+async fn a_legacy_session_is_named_by_its_store_key_never_its_id() {
+    const LEGACY_TRACE: &str = "2bf92f3577b34da6a3ce929d0e0e4736";
+    let receiver = Receiver::start().await;
+    let srv = exporting_server(&receiver.endpoint, "100");
+    let c = LegacyClient::connect(&srv.url, json!({})).await;
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "hi"},
+        "_meta": {"traceparent": format!("00-{LEGACY_TRACE}-{CALLER}-01")}
+    });
+    let x = c.request(json!(7), "tools/call", params).await;
+    assert_eq!(x.status, 200, "{}", x.body);
+    let got = receiver.wait_for(LEGACY_TRACE, "tools/call echo").await;
+    assert_eq!(hex(&got.span.parent_span_id), CALLER);
+    let a = |k| attr(&got.span.attributes, k);
+    assert_eq!(a("mcp.protocol.version").as_deref(), Some("2025-11-25"));
+    let session = a("mcp.session.id").expect("mcp.session.id");
+    let id = c.session.clone().unwrap();
+    assert!(!session.is_empty() && !id.contains(&session) && session != id);
+}

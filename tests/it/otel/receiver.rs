@@ -1,0 +1,104 @@
+//! An OTLP/HTTP trace receiver on loopback: `POST /v1/traces`, bodies decoded as
+//! `ExportTraceServiceRequest` with the official protobuf definitions (`opentelemetry-proto`).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::routing::post;
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+
+/// One received span with its resource's attributes.
+#[derive(Debug, Clone)]
+pub(super) struct Received {
+    pub(super) span: Span,
+    pub(super) resource: Vec<KeyValue>,
+}
+
+/// The receiver: its base URL (the value of `OTEL_EXPORTER_OTLP_ENDPOINT`) and every span
+/// received so far. Stops with the test's runtime.
+pub(super) struct Receiver {
+    pub(super) endpoint: String,
+    spans: Arc<Mutex<Vec<Received>>>,
+}
+
+async fn traces(State(spans): State<Arc<Mutex<Vec<Received>>>>, body: Bytes) -> Vec<u8> {
+    let request =
+        ExportTraceServiceRequest::decode(body).expect("an ExportTraceServiceRequest body");
+    let mut all = spans.lock().unwrap();
+    for rs in request.resource_spans {
+        let resource = rs.resource.map(|r| r.attributes).unwrap_or_default();
+        for ss in rs.scope_spans {
+            for span in ss.spans {
+                all.push(Received {
+                    span,
+                    resource: resource.clone(),
+                });
+            }
+        }
+    }
+    ExportTraceServiceResponse::default().encode_to_vec()
+}
+
+impl Receiver {
+    /// Listens on an ephemeral loopback port.
+    pub(super) async fn start() -> Receiver {
+        let spans = Arc::new(Mutex::new(Vec::new()));
+        let app = Router::new()
+            .route("/v1/traces", post(traces))
+            .with_state(spans.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Receiver {
+            endpoint: format!("http://{addr}"),
+            spans,
+        }
+    }
+
+    /// Every span received so far.
+    pub(super) fn spans(&self) -> Vec<Received> {
+        self.spans.lock().unwrap().clone()
+    }
+
+    /// Waits (up to 20 s) for a span of trace `trace_id` (hex) named `name`.
+    pub(super) async fn wait_for(&self, trace_id: &str, name: &str) -> Received {
+        for _ in 0..400 {
+            let found = self
+                .spans()
+                .into_iter()
+                .find(|r| hex(&r.span.trace_id) == trace_id && r.span.name == name);
+            if let Some(r) = found {
+                return r;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!(
+            "no span {name:?} of trace {trace_id} received; got {:#?}",
+            self.spans()
+        );
+    }
+}
+
+/// Lower-case hex of an id.
+pub(super) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The string form of attribute `key` (strings as they are, integers in decimal).
+pub(super) fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
+    let value = attrs.iter().find(|kv| kv.key == key)?.value.as_ref()?;
+    match value.value.as_ref()? {
+        any_value::Value::StringValue(s) => Some(s.clone()),
+        any_value::Value::IntValue(i) => Some(i.to_string()),
+        any_value::Value::BoolValue(b) => Some(b.to_string()),
+        other => Some(format!("{other:?}")),
+    }
+}
