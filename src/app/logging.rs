@@ -4,13 +4,9 @@
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, Layer};
 
-use super::{Config, LogFormat};
+use super::{Config, LogFormat, SERVICE_NAME};
 use crate::Error;
 use crate::observability::OtlpTraces;
-
-/// The `service.name` of the reference server's spans unless `OTEL_SERVICE_NAME` says
-/// otherwise.
-const SERVICE_NAME: &str = "stateless-mcp";
 
 /// What [`init_logging`] installed that needs an end: the OTLP exporter, if any.
 #[derive(Debug)]

@@ -145,6 +145,11 @@ pub async fn serve(config: Config) -> Result<(), Error> {
     .await
 }
 
+/// The `service.name` of the reference server's spans and metrics unless `OTEL_SERVICE_NAME`
+/// says otherwise.
+#[cfg(feature = "otel")]
+const SERVICE_NAME: &str = "stateless-mcp";
+
 /// Like [`serve`], draining when `signal` resolves instead of at SIGINT/SIGTERM (a second
 /// SIGINT/SIGTERM still cuts the drain delay short).
 pub async fn serve_until(
@@ -162,8 +167,26 @@ async fn serve_with(
         return stdio::serve(config, signal).await;
     }
     // The recorder comes first: the bus reports its connection while the server is built.
+    #[cfg(feature = "otel")]
+    let otlp_metrics = crate::observability::OtlpMetrics::from_env(SERVICE_NAME)?;
+    #[cfg(all(feature = "otel", not(feature = "prometheus")))]
+    if let Some(m) = &otlp_metrics {
+        if let Err(e) = m.install() {
+            tracing::warn!(error = %e, "metrics are not exported");
+        }
+    }
     #[cfg(feature = "prometheus")]
-    let metrics = match PrometheusMetrics::install() {
+    let installed = {
+        #[cfg(feature = "otel")]
+        match &otlp_metrics {
+            Some(otlp) => PrometheusMetrics::install_with(otlp),
+            None => PrometheusMetrics::install(),
+        }
+        #[cfg(not(feature = "otel"))]
+        PrometheusMetrics::install()
+    };
+    #[cfg(feature = "prometheus")]
+    let metrics = match installed {
         Ok(m) => Some(m),
         Err(e) => {
             tracing::warn!(error = %e, "metrics are not served");
@@ -197,5 +220,15 @@ async fn serve_with(
         None => runner,
     };
     tracing::info!(settings = %config.effective_line(), fixtures = ?config.fixtures, "effective configuration");
-    runner.serve().await
+    let served = runner.serve().await;
+    // After the drain: the last metric export, with the final counts.
+    #[cfg(feature = "otel")]
+    if let Some(m) = otlp_metrics {
+        match tokio::task::spawn_blocking(move || m.shutdown()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "metric export"),
+            Err(e) => tracing::warn!(error = %e, "metric export"),
+        }
+    }
+    served
 }

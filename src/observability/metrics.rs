@@ -48,7 +48,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
-#[cfg(feature = "prometheus")]
+#[cfg(any(feature = "prometheus", feature = "otel"))]
 use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 
 use crate::protocol::ErrorCode;
@@ -180,7 +180,7 @@ pub(crate) const LABEL_CAUSE: &str = "cause";
 /// Label: the bus backend (`memory`, `redis`).
 pub(crate) const LABEL_BACKEND: &str = "backend";
 
-#[cfg(feature = "prometheus")]
+#[cfg(any(feature = "prometheus", feature = "otel"))]
 /// Bucket upper bounds of `mcp_server_operation_duration_seconds`, in seconds (the OpenTelemetry
 /// recommendation for `mcp.server.operation.duration`).
 pub(crate) const DURATION_BUCKETS: &[f64] = &[
@@ -334,7 +334,7 @@ impl RequestSeries {
 
 /// Registers the description and unit of every metric with the installed recorder (call
 /// once, after installing it).
-#[cfg(feature = "prometheus")]
+#[cfg(any(feature = "prometheus", feature = "otel"))]
 pub(crate) fn describe() {
     describe_counter!(
         REQUESTS_TOTAL,

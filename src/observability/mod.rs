@@ -25,14 +25,19 @@
 //! - **Metrics.** [`metrics`] lists every metric's name ([`metrics::ALL`]) and describes
 //!   them (described when the reference server installs the exporter); `Server::handle` records request counts, durations and in-flight
 //!   requests for every transport (HTTP, stdio, in-process). With the `prometheus` feature, `PrometheusMetrics` installs the exporter and
-//!   serves the text format.
+//!   serves the text format; with `otel`, `OtlpMetrics` pushes the same instruments to an
+//!   OTLP collector (alone, or beside Prometheus through `PrometheusMetrics::install_with`).
 //! - **Health.** [`Readiness`] (draining + named conditions) and [`health_router`]
 //!   (`/healthz`, `/readyz`).
 
 mod health;
+#[cfg(any(feature = "prometheus", feature = "otel"))]
+mod install;
 pub mod metrics;
 #[cfg(feature = "otel")]
 mod otel;
+#[cfg(feature = "otel")]
+mod otlp_metrics;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod propagation;
@@ -44,6 +49,8 @@ pub(crate) use health::health_router_at;
 pub use health::{HEALTHZ_PATH, READYZ_PATH, health_router};
 #[cfg(feature = "otel")]
 pub use otel::OtlpTraces;
+#[cfg(feature = "otel")]
+pub use otlp_metrics::OtlpMetrics;
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
 pub(crate) use propagation::{continue_trace, current_traceparent};

@@ -105,38 +105,20 @@ impl OtlpTraces {
     /// Outside a Tokio runtime, for a protocol other than `http/protobuf`, or for an endpoint
     /// the exporter cannot use.
     pub fn from_env(service_name: &str) -> Result<Option<Self>, Error> {
-        let set = |v: &str| std::env::var_os(v).is_some_and(|v| !v.is_empty());
-        let disabled =
-            std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
-        if disabled || !ENDPOINT_VARS.iter().any(|v| set(v)) {
+        if !export_wanted(&ENDPOINT_VARS) {
             return Ok(None);
         }
-        check_protocol()?;
-        let runtime = Handle::try_current()
-            .map_err(|_| Error::internal("OtlpTraces::from_env needs a Tokio runtime"))?;
-        let client = OnRuntime {
-            // Bounds each attempt (the exporter's timeout only bounds its retries).
-            client: HyperClient::with_default_connector(export_timeout(), None),
-            runtime,
-        };
+        check_protocol("TRACES")?;
+        let client = http_client("TRACES", "OtlpTraces::from_env")?;
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
             .with_http_client(client)
             .build()
             .map_err(|e| Error::internal(format!("OTLP trace exporter: {e}")))?;
-        let named_in_env = set("OTEL_SERVICE_NAME")
-            || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|a| {
-                a.split(',')
-                    .any(|kv| kv.trim().starts_with("service.name="))
-            });
-        let mut resource = Resource::builder();
-        if !named_in_env {
-            resource = resource.with_service_name(service_name.to_owned());
-        }
         let provider = SdkTracerProvider::builder()
             .with_span_processor(BatchSpanProcessor::builder(exporter).build())
-            .with_resource(resource.build())
+            .with_resource(resource(service_name))
             .build();
         Ok(Some(OtlpTraces { provider }))
     }
@@ -182,28 +164,66 @@ impl OtlpTraces {
     }
 }
 
-/// `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds),
+/// Whether export is asked for: one of `endpoint_vars` is set and not empty, and
+/// `OTEL_SDK_DISABLED` is not `true`.
+pub(super) fn export_wanted(endpoint_vars: &[&str]) -> bool {
+    let set = |v: &str| std::env::var_os(v).is_some_and(|v| !v.is_empty());
+    let disabled =
+        std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    !disabled && endpoint_vars.iter().any(|v| set(v))
+}
+
+/// The resource of what is exported: `service.name` is `service_name` unless
+/// `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` names one (the SDK reads both).
+pub(super) fn resource(service_name: &str) -> Resource {
+    let named_in_env = std::env::var_os("OTEL_SERVICE_NAME").is_some_and(|v| !v.is_empty())
+        || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|a| {
+            a.split(',')
+                .any(|kv| kv.trim().starts_with("service.name="))
+        });
+    let mut resource = Resource::builder();
+    if !named_in_env {
+        resource = resource.with_service_name(service_name.to_owned());
+    }
+    resource.build()
+}
+
+/// The exporter's HTTP client for `signal` (`TRACES`, `METRICS`), each attempt bounded by
+/// its export timeout, run on the caller's Tokio runtime (`who` is named when there is none).
+pub(super) fn http_client(signal: &str, who: &str) -> Result<OnRuntime, Error> {
+    let runtime = Handle::try_current()
+        .map_err(|_| Error::internal(format!("{who} needs a Tokio runtime")))?;
+    Ok(OnRuntime {
+        // Bounds each attempt (the exporter's timeout only bounds its retries).
+        client: HyperClient::with_default_connector(export_timeout(signal), None),
+        runtime,
+    })
+}
+
+/// `OTEL_EXPORTER_OTLP_{signal}_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds),
 /// else the specification's 10 s.
-fn export_timeout() -> Duration {
+fn export_timeout(signal: &str) -> Duration {
     [
-        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
-        "OTEL_EXPORTER_OTLP_TIMEOUT",
+        format!("OTEL_EXPORTER_OTLP_{signal}_TIMEOUT"),
+        "OTEL_EXPORTER_OTLP_TIMEOUT".to_owned(),
     ]
     .iter()
     .find_map(|v| std::env::var(v).ok()?.trim().parse::<u64>().ok())
     .map_or(Duration::from_secs(10), Duration::from_millis)
 }
 
-/// Refuses an OTLP protocol other than http/protobuf (gRPC would bring tonic in).
-fn check_protocol() -> Result<(), Error> {
-    let protocol = std::env::var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+/// Refuses an OTLP protocol other than http/protobuf for `signal` (`TRACES`, `METRICS`):
+/// gRPC would bring tonic in.
+pub(super) fn check_protocol(signal: &str) -> Result<(), Error> {
+    let protocol = std::env::var(format!("OTEL_EXPORTER_OTLP_{signal}_PROTOCOL"))
         .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL"))
         .unwrap_or_default();
     match protocol.trim() {
         "" | "http/protobuf" => Ok(()),
         other => Err(Error::internal(format!(
             "OTEL_EXPORTER_OTLP_PROTOCOL={other:?} is not supported: stateless-mcp exports \
-             traces over http/protobuf (a collector's port 4318)"
+             {} over http/protobuf (a collector's port 4318)",
+            signal.to_ascii_lowercase()
         ))),
     }
 }
@@ -211,7 +231,7 @@ fn check_protocol() -> Result<(), Error> {
 /// The hyper client, run on the server's Tokio runtime: the batch processor exports from its
 /// own thread, where hyper would find no runtime to drive its connections.
 #[derive(Debug)]
-struct OnRuntime {
+pub(super) struct OnRuntime {
     client: HyperClient,
     runtime: Handle,
 }

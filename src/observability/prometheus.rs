@@ -8,9 +8,12 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::header;
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{
+    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+};
 
-use super::metrics::{DURATION_BUCKETS, REQUEST_DURATION_SECONDS, describe};
+use super::install::install_global;
+use super::metrics::{DURATION_BUCKETS, REQUEST_DURATION_SECONDS};
 use crate::Error;
 
 /// The process-wide Prometheus recorder. Cheap to clone.
@@ -47,20 +50,42 @@ impl PrometheusMetrics {
     /// second, for the life of the process), so histogram samples are folded into their
     /// buckets whether or not anything scrapes, and memory stays bounded under any load.
     pub fn install() -> Result<Self, Error> {
+        Self::install_fanned(|recorder| install_global(recorder))
+    }
+
+    /// [`install`](Self::install), with each sample also recorded for `otlp` (feature
+    /// `otel`): `/metrics` and the OTLP export then show the same instruments.
+    #[cfg(feature = "otel")]
+    pub fn install_with(otlp: &super::OtlpMetrics) -> Result<Self, Error> {
+        let otlp = otlp.recorder();
+        Self::install_fanned(move |prometheus| {
+            let both = metrics_util::layers::FanoutBuilder::default()
+                .add_recorder(prometheus)
+                .add_recorder(otlp)
+                .build();
+            install_global(both)
+        })
+    }
+
+    /// Builds the Prometheus recorder and has `install` make it (alone or beside another)
+    /// the global one, once per process.
+    fn install_fanned(
+        install: impl FnOnce(PrometheusRecorder) -> Result<(), Error>,
+    ) -> Result<Self, Error> {
         if let Some(m) = INSTALLED.get() {
             return Ok(m.clone());
         }
-        let handle = PrometheusBuilder::new()
+        let recorder = PrometheusBuilder::new()
             .set_buckets_for_metric(
                 Matcher::Full(REQUEST_DURATION_SECONDS.to_owned()),
                 DURATION_BUCKETS,
             )
             .map_err(|e| Error::internal(format!("cannot configure metrics: {e}")))?
-            .install_recorder()
-            .map_err(|e| Error::internal(format!("cannot install the metrics recorder: {e}")))?;
+            .build_recorder();
+        let handle = recorder.handle();
+        install(recorder)?;
         let upkeep = handle.clone();
         let metrics = INSTALLED.get_or_init(|| PrometheusMetrics { handle });
-        describe();
         let started = std::thread::Builder::new()
             .name("metrics-upkeep".into())
             .spawn(move || {

@@ -2,7 +2,8 @@
 //! receiver decoding with the official protobuf definitions: the request span continues the
 //! caller's trace (`params._meta.traceparent`, else the `traceparent` header), is named and
 //! attributed per the MCP semantic conventions, is flushed at drain, costs nothing when the
-//! collector is down, and nothing is exported without `OTEL_EXPORTER_OTLP_ENDPOINT`.
+//! collector is down, and nothing is exported without `OTEL_EXPORTER_OTLP_ENDPOINT`; the
+//! same metrics as Prometheus's go over OTLP too, unless `OTEL_METRICS_EXPORTER=none`.
 
 #[cfg(feature = "external-tests")]
 mod cluster;
@@ -10,6 +11,7 @@ mod receiver;
 
 use std::time::Duration;
 
+use opentelemetry_proto::tonic::metrics::v1::{Metric, metric, number_data_point};
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use serde_json::json;
@@ -237,6 +239,7 @@ async fn nothing_is_exported_without_an_endpoint() {
         &["--drain-delay-secs", "0"],
         &[
             ("OTEL_BSP_SCHEDULE_DELAY", "10"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "10"),
             ("OTEL_SERVICE_NAME", "it-otel"),
             ("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", &receiver.endpoint),
         ],
@@ -251,6 +254,7 @@ async fn nothing_is_exported_without_an_endpoint() {
     // The exporter would have flushed at shutdown: the process is gone, nothing came.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
+    assert!(receiver.metrics().is_empty(), "{:#?}", receiver.metrics());
 
     // The endpoint set, the SDK disabled (`OTEL_SDK_DISABLED`): nothing either.
     let mut srv = spawn_server_with(
@@ -258,6 +262,7 @@ async fn nothing_is_exported_without_an_endpoint() {
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint),
             ("OTEL_BSP_SCHEDULE_DELAY", "10"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "10"),
             ("OTEL_SDK_DISABLED", "true"),
         ],
     );
@@ -270,6 +275,7 @@ async fn nothing_is_exported_without_an_endpoint() {
     assert!(status.success(), "{status:?}");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
+    assert!(receiver.metrics().is_empty(), "{:#?}", receiver.metrics());
 }
 
 #[tokio::test]
@@ -322,4 +328,128 @@ async fn a_legacy_session_is_named_by_its_store_key_never_its_id() {
     let session = a("mcp.session.id").expect("mcp.session.id");
     let id = c.session.clone().unwrap();
     assert!(!session.is_empty() && !id.contains(&session) && session != id);
+}
+
+/// The value of a sum's data point whose `method` attribute is `method` (summed over the
+/// other attributes), or 0.
+fn sum_for(metric: &Metric, method: &str) -> f64 {
+    let Some(metric::Data::Sum(sum)) = &metric.data else {
+        return 0.0;
+    };
+    sum.data_points
+        .iter()
+        .filter(|p| attr(&p.attributes, "method").as_deref() == Some(method))
+        .map(|p| match p.value {
+            Some(number_data_point::Value::AsInt(i)) => i as f64,
+            Some(number_data_point::Value::AsDouble(d)) => d,
+            None => 0.0,
+        })
+        .sum()
+}
+
+#[tokio::test]
+async fn the_same_metrics_go_over_otlp_and_to_prometheus() {
+    let receiver = Receiver::start().await;
+    let srv = spawn_server_with(
+        &["--drain-delay-secs", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+            ("OTEL_SERVICE_NAME", "it-otel"),
+            ("OTEL_TRACES_SAMPLER", "always_off"),
+        ],
+    );
+    let client = Client::new(&srv.url);
+    for i in 0..3 {
+        echo_with_context(&client, &format!("m{i}"), TRACE, CALLER).await;
+    }
+    // The request counter, cumulative, with the same labels as Prometheus's.
+    let got = receiver
+        .wait_for_metric("mcp_server_requests_total", |m| {
+            sum_for(m, "tools/call") >= 3.0
+        })
+        .await;
+    assert_eq!(sum_for(&got.metric, "tools/call"), 3.0);
+    let Some(metric::Data::Sum(sum)) = &got.metric.data else {
+        unreachable!()
+    };
+    assert!(sum.is_monotonic);
+    assert_eq!(sum.aggregation_temporality, 2, "cumulative");
+    assert_eq!(
+        attr(&got.resource, "service.name").as_deref(),
+        Some("it-otel")
+    );
+    assert_eq!(
+        got.metric.description,
+        "MCP requests handled, by method, name and outcome"
+    );
+    // The duration histogram, with the Prometheus exporter's buckets.
+    let hist = receiver
+        .wait_for_metric("mcp_server_operation_duration_seconds", |m| {
+            matches!(&m.data, Some(metric::Data::Histogram(h))
+                if h.data_points.iter().map(|p| p.count).sum::<u64>() >= 3)
+        })
+        .await;
+    assert_eq!(hist.metric.unit, "s");
+    let Some(metric::Data::Histogram(h)) = &hist.metric.data else {
+        unreachable!()
+    };
+    let text = crate::support::get(format!("{}/metrics", srv.base))
+        .await
+        .expect("/metrics answers")
+        .text()
+        .await
+        .unwrap();
+    // Prometheus counts the same three calls.
+    let prometheus_calls: f64 = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("mcp_server_requests_total{") && l.contains("method=\"tools/call\"")
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(prometheus_calls, 3.0, "{text}");
+    // And its `le` bounds are the OTLP histogram's explicit bounds.
+    let point = h
+        .data_points
+        .iter()
+        .find(|p| attr(&p.attributes, "method").as_deref() == Some("tools/call"))
+        .expect("a tools/call data point");
+    let first = text
+        .lines()
+        .find(|l| {
+            l.starts_with("mcp_server_operation_duration_seconds_bucket{")
+                && l.contains("method=\"tools/call\"")
+        })
+        .expect("a tools/call bucket line");
+    let series = &first[..first.find("le=").unwrap()];
+    let prometheus_bounds: Vec<f64> = text
+        .lines()
+        .filter(|l| l.starts_with(series) && !l.contains("le=\"+Inf\""))
+        .map(|l| {
+            let le = &l[l.find("le=\"").unwrap() + 4..];
+            le[..le.find('"').unwrap()].parse::<f64>().unwrap()
+        })
+        .collect();
+    assert_eq!(point.explicit_bounds, prometheus_bounds);
+}
+
+#[tokio::test]
+async fn metrics_are_not_exported_when_switched_off() {
+    let receiver = Receiver::start().await;
+    let srv = spawn_server_with(
+        &["--drain-delay-secs", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "100"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "10"),
+            ("OTEL_METRICS_EXPORTER", "none"),
+        ],
+    );
+    let client = Client::new(&srv.url);
+    echo_with_context(&client, "off", TRACE, CALLER).await;
+    // Traces still go: the span arrives, and in that time no metric did.
+    receiver.wait_for(TRACE, "tools/call echo").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(receiver.metrics().is_empty(), "{:?}", receiver.metrics());
 }

@@ -1,5 +1,6 @@
-//! An OTLP/HTTP trace receiver on loopback: `POST /v1/traces`, bodies decoded as
-//! `ExportTraceServiceRequest` with the official protobuf definitions (`opentelemetry-proto`).
+//! An OTLP/HTTP receiver on loopback: `POST /v1/traces` and `POST /v1/metrics`, bodies
+//! decoded as `ExportTraceServiceRequest` and `ExportMetricsServiceRequest` with the official
+//! protobuf definitions (`opentelemetry-proto`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,10 +9,14 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::routing::post;
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
+use opentelemetry_proto::tonic::metrics::v1::Metric;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
@@ -22,17 +27,31 @@ pub(super) struct Received {
     pub(super) resource: Vec<KeyValue>,
 }
 
-/// The receiver: its base URL (the value of `OTEL_EXPORTER_OTLP_ENDPOINT`) and every span
-/// received so far. Stops with the test's runtime.
-pub(super) struct Receiver {
-    pub(super) endpoint: String,
-    spans: Arc<Mutex<Vec<Received>>>,
+/// One received metric with its resource's attributes.
+#[derive(Debug, Clone)]
+pub(super) struct ReceivedMetric {
+    pub(super) metric: Metric,
+    pub(super) resource: Vec<KeyValue>,
 }
 
-async fn traces(State(spans): State<Arc<Mutex<Vec<Received>>>>, body: Bytes) -> Vec<u8> {
+/// What the receiver has received so far.
+#[derive(Default)]
+struct Inbox {
+    spans: Mutex<Vec<Received>>,
+    metrics: Mutex<Vec<ReceivedMetric>>,
+}
+
+/// The receiver: its base URL (the value of `OTEL_EXPORTER_OTLP_ENDPOINT`) and every span
+/// and metric received so far. Stops with the test's runtime.
+pub(super) struct Receiver {
+    pub(super) endpoint: String,
+    inbox: Arc<Inbox>,
+}
+
+async fn traces(State(inbox): State<Arc<Inbox>>, body: Bytes) -> Vec<u8> {
     let request =
         ExportTraceServiceRequest::decode(body).expect("an ExportTraceServiceRequest body");
-    let mut all = spans.lock().unwrap();
+    let mut all = inbox.spans.lock().unwrap();
     for rs in request.resource_spans {
         let resource = rs.resource.map(|r| r.attributes).unwrap_or_default();
         for ss in rs.scope_spans {
@@ -47,25 +66,70 @@ async fn traces(State(spans): State<Arc<Mutex<Vec<Received>>>>, body: Bytes) -> 
     ExportTraceServiceResponse::default().encode_to_vec()
 }
 
+async fn metrics(State(inbox): State<Arc<Inbox>>, body: Bytes) -> Vec<u8> {
+    let request =
+        ExportMetricsServiceRequest::decode(body).expect("an ExportMetricsServiceRequest body");
+    let mut all = inbox.metrics.lock().unwrap();
+    for rm in request.resource_metrics {
+        let resource = rm.resource.map(|r| r.attributes).unwrap_or_default();
+        for sm in rm.scope_metrics {
+            for metric in sm.metrics {
+                all.push(ReceivedMetric {
+                    metric,
+                    resource: resource.clone(),
+                });
+            }
+        }
+    }
+    ExportMetricsServiceResponse::default().encode_to_vec()
+}
+
 impl Receiver {
     /// Listens on an ephemeral loopback port.
     pub(super) async fn start() -> Receiver {
-        let spans = Arc::new(Mutex::new(Vec::new()));
+        let inbox = Arc::new(Inbox::default());
         let app = Router::new()
             .route("/v1/traces", post(traces))
-            .with_state(spans.clone());
+            .route("/v1/metrics", post(metrics))
+            .with_state(inbox.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         Receiver {
             endpoint: format!("http://{addr}"),
-            spans,
+            inbox,
         }
     }
 
     /// Every span received so far.
     pub(super) fn spans(&self) -> Vec<Received> {
-        self.spans.lock().unwrap().clone()
+        self.inbox.spans.lock().unwrap().clone()
+    }
+
+    /// Every metric received so far (one entry per metric per export).
+    pub(super) fn metrics(&self) -> Vec<ReceivedMetric> {
+        self.inbox.metrics.lock().unwrap().clone()
+    }
+
+    /// Waits (up to 20 s) for an export of metric `name` that `accept` takes, and returns it.
+    pub(super) async fn wait_for_metric(
+        &self,
+        name: &str,
+        accept: impl Fn(&Metric) -> bool,
+    ) -> ReceivedMetric {
+        for _ in 0..400 {
+            let found = self
+                .metrics()
+                .into_iter()
+                .rev()
+                .find(|r| r.metric.name == name && accept(&r.metric));
+            if let Some(r) = found {
+                return r;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let names: Vec<String> = self.metrics().into_iter().map(|r| r.metric.name).collect();
+        panic!("no export of metric {name:?} as expected; got {names:?}");
     }
 
     /// Waits (up to 20 s) for a span of trace `trace_id` (hex) named `name`.
