@@ -123,7 +123,7 @@
 //! | feature | adds |
 //! |---|---|
 //! | `auth` | the `auth` module (OAuth 2.1 resource server) and the reference server's `--auth-*` settings |
-//! | `otel` | `observability::OtlpTraces`: OTLP (http/protobuf) export of the request spans, configured by the `OTEL_*` variables, as a `tracing-subscriber` layer |
+//! | `otel` | `observability::OtlpTraces`: OTLP (http/protobuf) export of the request spans, configured by the `OTEL_*` variables, as a `tracing-subscriber` layer; `observability::OtlpMetrics`: the same metrics as Prometheus's, pushed over OTLP |
 //! | `prometheus` | `observability::PrometheusMetrics`: the Prometheus exporter and its `/metrics` route |
 //! | `redis` | `backends::RedisBus` (Redis pub/sub bus), `backends::RedisReplayStore`, `backends::RedisSessionStore` and `backends::RedisTaskStore`; `--bus redis://…` |
 //! | `nats` | `backends::NatsBus` (NATS core pub/sub bus); `--bus nats://…` |

@@ -50,7 +50,7 @@ impl PrometheusMetrics {
     /// second, for the life of the process), so histogram samples are folded into their
     /// buckets whether or not anything scrapes, and memory stays bounded under any load.
     pub fn install() -> Result<Self, Error> {
-        Self::install_fanned(|recorder| install_global(recorder))
+        Self::install_fanned(install_global)
     }
 
     /// [`install`](Self::install), with each sample also recorded for `otlp` (feature
