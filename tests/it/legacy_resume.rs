@@ -4,7 +4,7 @@
 //! POST stream, then sends progress 2 and 3 and its result; the client resumes with
 //! `Last-Event-ID` on the OTHER replica and gets exactly the events after that id, none lost
 //! or repeated; another session's `Last-Event-ID` gets nothing. Every message is checked
-//! against the 2025-11-25 schema.
+//! against the 2025-11-25 schema. The event store costs one Redis `EVAL` per event.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -84,6 +84,23 @@ fn contents(seen: &[Seen]) -> (Vec<f64>, Option<String>) {
     (progress, result)
 }
 
+/// Calls of the Redis command `name` since the server started (`INFO commandstats`).
+async fn calls(redis: &RedisServer, name: &str) -> u64 {
+    let client = ::redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let info: String = ::redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| {
+            let rest = l.strip_prefix(&format!("cmdstat_{name}:calls="))?;
+            rest.split(',').next()?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
 async fn replica(deployment: &Deployment, redis: &RedisServer) -> TestServer {
     let store = RedisEventStore::connect(&redis.url(), "it", EventLimits::default()).unwrap();
     start(
@@ -159,6 +176,10 @@ async fn a_closed_post_stream_resumes_on_another_replica_without_loss_or_repeat(
     let last = rest[2].0.clone().unwrap();
     let (status, nothing) = read_all(get_after(&client, &r2.url, &last)).await;
     assert_eq!((status, nothing.len()), (200, 0));
+
+    // The cost: one EVAL per stored event (the priming event, three progress notifications,
+    // the result); resuming only reads.
+    assert_eq!(calls(&redis, "eval").await, 5);
 
     // Another session's Last-Event-ID gets an empty stream that ends (never its events).
     let other = LegacyClient::connect(&r2.url, json!({})).await;
