@@ -190,4 +190,18 @@ async fn a_closed_post_stream_resumes_on_another_replica_without_loss_or_repeat(
         let (status, seen) = read_all(get_after(&client, &r1.url, id)).await;
         assert_eq!((status, seen.len()), (200, 0), "{id}");
     }
+
+    // The store gone: resuming is refused with the one store-unavailable answer, at once.
+    let mut redis = redis;
+    redis.kill();
+    let started = std::time::Instant::now();
+    let resp = get_after(&client, &r2.url, &first_id).send().await.unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(
+        body["error"]["data"]["reason"], "store_unavailable",
+        "{body}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
 }
