@@ -7,7 +7,9 @@
 //! server-to-client request on stdout and the change a plain notification). In its legacy mode
 //! (`mode="legacy"`, a 2025-11-25 session), on one replica and through nginx across three:
 //! initialize, list, call, elicitation/sampling/roots callbacks, setLevel and log messages,
-//! subscribe, a list change on its GET stream, DELETE on close.
+//! subscribe, a list change on its GET stream, DELETE on close; and resumption: the SDK
+//! reconnects by itself with `Last-Event-ID` to a stream the server closed mid-call, on one
+//! replica and across three.
 
 use std::path::Path;
 use std::process::Command;

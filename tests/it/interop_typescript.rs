@@ -5,7 +5,8 @@
 //! and its `StdioClientTransport` spawning the binary with `--transport stdio`. The v1 client
 //! (`@modelcontextprotocol/sdk` 1.x) in a 2025-11-25 session, on one replica and through
 //! nginx across three: elicitation, sampling and roots requests answered by its handlers, a
-//! list change heard on its GET stream, `setLoggingLevel`, `terminateSession`. The v2
+//! list change heard on its GET stream, `setLoggingLevel`, `terminateSession`; and it
+//! resumes by itself, with `Last-Event-ID`, a stream the server closed mid-call. The v2
 //! client's `SkillsClient` (`ext/skills`) lists, gets and reads the demo skill over HTTP and
 //! stdio, in both eras.
 
