@@ -83,6 +83,7 @@ pub struct ServerBuilder {
     task_settings: crate::tasks::TaskSettings,
     tool_timeout: Option<Duration>,
     idempotency_store: Option<Arc<dyn crate::backends::idempotency::IdempotencyStore>>,
+    event_store: Option<Arc<dyn crate::backends::events::EventStore>>,
     idempotency: crate::server::IdempotencySettings,
 }
 
@@ -137,6 +138,7 @@ impl ServerBuilder {
             task_settings: crate::tasks::TaskSettings::default(),
             tool_timeout: None,
             idempotency_store: None,
+            event_store: None,
             idempotency: crate::server::IdempotencySettings::default(),
         }
     }
@@ -382,6 +384,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Where the events of resumable 2025-11-25 streams are kept, so a client whose POST
+    /// stream was cut resumes it with `Last-Event-ID` (see
+    /// [`EventStore`](crate::extend::EventStore)). Default: a
+    /// [`MemoryEventStore`](crate::backends::MemoryEventStore), which one replica alone sees;
+    /// several replicas need a shared store such as
+    /// [`RedisEventStore`](crate::backends::RedisEventStore).
+    pub fn event_store(mut self, store: Arc<dyn crate::backends::events::EventStore>) -> Self {
+        self.event_store = Some(store);
+        self
+    }
+
     /// How idempotent tool calls keep their results: how long, how big, how long a duplicate
     /// waits (see [`IdempotencySettings`](crate::settings::IdempotencySettings)).
     pub fn idempotency(mut self, settings: crate::server::IdempotencySettings) -> Self {
@@ -505,6 +518,9 @@ impl ServerBuilder {
                 }),
                 session_ttl: self.session_ttl,
                 session_idle: self.session_idle,
+                events: self.event_store.clone().unwrap_or_else(|| {
+                    Arc::new(crate::backends::events::MemoryEventStore::default())
+                }),
                 input_timeout: self.legacy_input_timeout,
                 capabilities: capabilities.clone(),
                 instructions: self.instructions.clone(),

@@ -16,6 +16,8 @@
 //! - **A replay store** implements [`ReplayStore`] (claim a single-use state id once).
 //! - **An idempotency store** implements [`IdempotencyStore`] (claim a call's key, keep its
 //!   first result; [`IdempotencyClaim`] is what a claim finds).
+//! - **An event store** implements [`EventStore`] (append the events of a resumable
+//!   2025-11-25 stream, read those after a `Last-Event-ID`; [`StoredEvent`] is one).
 //! - **A rate store** implements [`RateStore`] (charge a request to its budgets).
 //! - **A session store** implements [`SessionStore`]: the settings ([`SessionSettings`])
 //!   and revocations of 2025-11-25 sessions, shared by the replicas; a session holds at most
@@ -30,6 +32,7 @@
 //! The backends that ship (every bus and store) are in [`crate::backends`].
 
 pub use crate::backends::bus::{BusReceiver, Delivery, Fanout, MAX_EVENT_BYTES, NotifyBus};
+pub use crate::backends::events::{EventStore, StoredEvent};
 pub use crate::backends::idempotency::{IdempotencyClaim, IdempotencyStore};
 pub use crate::backends::rate::RateStore;
 pub use crate::backends::replay::ReplayStore;

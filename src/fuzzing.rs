@@ -153,6 +153,9 @@ pub fn handle(body: &[u8], headers: &[(String, String)]) -> Option<Value> {
                     .expect("a handler answers within a (virtual) day");
                 if let Some(mut events) = running.events {
                     while let Ok(e) = events.try_recv() {
+                        if e.is_empty() {
+                            continue;
+                        }
                         check_message(&parse(&e), None);
                     }
                 }

@@ -1,6 +1,6 @@
 //! The notification bus the configuration selects (`--bus`), and the shared stores that
 //! default to its Redis (`--replay-store`, `--session-store`, `--task-store`,
-//! `--idempotency-store`).
+//! `--idempotency-store`, `--event-store`).
 
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use crate::Error;
 use crate::backends::bus::{MemoryBus, NotifyBus};
 use crate::backends::replay::{MemoryReplayStore, ReplayStore};
 use crate::backends::{MemoryIdempotencyStore, MemorySessionStore};
-use crate::extend::{IdempotencyStore, SessionStore};
+use crate::extend::{EventStore, IdempotencyStore, SessionStore};
 use crate::notify::Notifier;
 use crate::observability::Condition;
 use crate::tasks::{MemoryTaskStore, TaskStore};
@@ -140,6 +140,27 @@ pub(super) fn task_store(config: &Config) -> Result<Arc<dyn TaskStore>, Error> {
     #[cfg(not(feature = "redis"))]
     Err(Error::invalid_definition(
         "--task-store (MCP_TASK_STORE): this build has no redis support; rebuild with the `redis` feature",
+    ))
+}
+
+/// The event store `config.event_store` names (by default the bus's Redis when the bus is
+/// Redis, else this process's memory), with the default limits.
+pub(super) fn event_store(config: &Config) -> Result<Arc<dyn EventStore>, Error> {
+    let url = store_url(config, config.event_store.as_deref());
+    if url == "memory" {
+        return Ok(Arc::new(crate::backends::MemoryEventStore::default()));
+    }
+    #[cfg(feature = "redis")]
+    {
+        Ok(Arc::new(crate::backends::RedisEventStore::connect(
+            url,
+            config.bus_prefix.clone(),
+            crate::backends::EventLimits::default(),
+        )?))
+    }
+    #[cfg(not(feature = "redis"))]
+    Err(Error::invalid_definition(
+        "--event-store (MCP_EVENT_STORE): this build has no redis support; rebuild with the `redis` feature",
     ))
 }
 

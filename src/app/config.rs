@@ -298,6 +298,13 @@ pub struct Config {
     #[arg(long, env = "MCP_IDEMPOTENCY_STORE", value_parser = parse_store, hide_env_values = true)]
     pub idempotency_store: Option<String>,
 
+    /// Where the events of resumable 2025-11-25 streams are kept (a client whose stream was
+    /// cut resumes it with `Last-Event-ID`): `memory` (this process: it resumes on this
+    /// replica only) or `redis://HOST:PORT[/DB]` (shared: it resumes on any replica).
+    /// Default: the `--bus` Redis when the bus is Redis, otherwise `memory`.
+    #[arg(long, env = "MCP_EVENT_STORE", value_parser = parse_store, hide_env_values = true)]
+    pub event_store: Option<String>,
+
     /// Seconds an idempotent tool call's first result is kept for retries.
     #[arg(long, env = "MCP_IDEMPOTENCY_KEEP_SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
     pub idempotency_keep_secs: u64,

@@ -12,6 +12,7 @@
 //! | per-caller and per-tool rate budgets | [`RateStore`](crate::extend::RateStore) | [`MemoryRateStore`] | [`RedisRateStore`] (`redis`) |
 //! | legacy (2025-11-25) session settings and revocations | [`SessionStore`](crate::extend::SessionStore) | [`MemorySessionStore`] | [`RedisSessionStore`] (`redis`) |
 //! | tasks of the Tasks extension | [`TaskStore`](crate::tasks::TaskStore) | [`MemoryTaskStore`] | [`RedisTaskStore`] (`redis`) |
+//! | events of resumable 2025-11-25 streams | [`EventStore`](crate::extend::EventStore) | [`MemoryEventStore`] | [`RedisEventStore`] (`redis`) |
 //! | keys and first results of idempotent tool calls | [`IdempotencyStore`](crate::extend::IdempotencyStore) | [`MemoryIdempotencyStore`] | [`RedisIdempotencyStore`] (`redis`) |
 //!
 //! Each trait's documentation states its contract (what listen streams, sessions and tasks
@@ -24,6 +25,7 @@
 #[cfg(feature = "redis")]
 pub(crate) mod breaker;
 pub(crate) mod bus;
+pub(crate) mod events;
 pub(crate) mod idempotency;
 pub(crate) mod rate;
 #[cfg(any(feature = "redis", feature = "nats"))]
@@ -43,6 +45,9 @@ pub use bus::NatsBus;
 #[cfg(feature = "redis")]
 pub use bus::RedisBus;
 pub use bus::{BusOptions, MemoryBus};
+#[cfg(feature = "redis")]
+pub use events::RedisEventStore;
+pub use events::{EventLimits, MemoryEventStore};
 pub use idempotency::MemoryIdempotencyStore;
 #[cfg(feature = "redis")]
 pub use idempotency::RedisIdempotencyStore;

@@ -267,6 +267,19 @@ impl RequestContext {
         }
     }
 
+    /// Asks the transport to end the request's stream now, before the response (SSE polling
+    /// of the 2025-11-25 wire): the legacy HTTP side ends the response and keeps the handler
+    /// running, its later messages and response kept for the client's `Last-Event-ID`; other
+    /// transports drop the request. `false` when the request has no stream.
+    // Only the reference fixtures (`test_reconnection`) close their stream so far.
+    #[cfg_attr(
+        not(any(feature = "reference-server", feature = "fuzzing")),
+        allow(dead_code)
+    )]
+    pub(crate) async fn close_stream(&self) -> bool {
+        self.send_message(crate::legacy::CLOSE_STREAM).await
+    }
+
     async fn emit<T: Serialize>(&self, message: &T) {
         let Some(tx) = &self.inner.parts.events else {
             return;

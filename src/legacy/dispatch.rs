@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 
 use super::ask::Asker;
 use super::pending::Delivered;
+use super::resume::Resumable;
 use super::session::{self, Refused, Session};
 use super::store::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings};
 use super::{Legacy, Refusal};
@@ -44,6 +45,9 @@ pub(crate) struct LegacyOutcome {
     pub(crate) refusal: Option<Refusal>,
     /// The `Mcp-Session-Id` to send back (after `initialize`).
     pub(crate) session_id: Option<String>,
+    /// Where the request's stream is kept when it becomes one (a running handler of a
+    /// session).
+    pub(crate) resumable: Option<Resumable>,
 }
 
 impl LegacyOutcome {
@@ -52,6 +56,7 @@ impl LegacyOutcome {
             outcome,
             refusal: None,
             session_id: None,
+            resumable: None,
         }
     }
 
@@ -64,6 +69,7 @@ impl LegacyOutcome {
             outcome: Outcome::Ready(reply),
             refusal: Some(why),
             session_id: None,
+            resumable: None,
         }
     }
 }
@@ -249,12 +255,17 @@ impl Legacy {
             Ok(s) => s,
             Err(refusal) => return refusal,
         };
+        let key = session.key.clone();
         match self
             .legacy_method(
                 body, &id, &method, msg.params, session, settings, extensions,
             )
             .await
         {
+            Ok(outcome @ Outcome::Running(_)) => LegacyOutcome {
+                resumable: Some(self.resumable(key)),
+                ..LegacyOutcome::of(super::words::outcome(outcome))
+            },
             Ok(outcome) => LegacyOutcome::of(super::words::outcome(outcome)),
             Err(e) => LegacyOutcome::of(Outcome::error(Some(id), e)),
         }
@@ -295,6 +306,7 @@ impl Legacy {
             outcome: Outcome::Ready(Reply::result(&id, &result)),
             refusal: None,
             session_id: Some(token),
+            resumable: None,
         }
     }
 

@@ -12,7 +12,23 @@ use super::stream::Stream;
 use super::{Legacy, Refusal};
 use crate::handler::Principal;
 use crate::protocol::ErrorObject;
+use crate::server::listen::ListenLimits;
 use crate::server::{Listen, Reply};
+
+/// The refusal of a stream this replica cannot hold (it holds its maximum): 503 with
+/// `Retry-After`.
+pub(super) fn busy(limits: &ListenLimits) -> LegacyOutcome {
+    let secs = limits.retry_after.as_secs().max(1);
+    let mut reply = Reply::error(
+        None,
+        ErrorObject::internal_error(format!(
+            "Server busy: this replica holds its maximum of {} streams; retry in {secs} s",
+            limits.max_streams
+        )),
+    );
+    reply.retry_after_secs = Some(u32::try_from(secs).unwrap_or(u32::MAX));
+    LegacyOutcome::refused_with(reply, Refusal::Unavailable)
+}
 
 impl Legacy {
     /// Opens the GET stream of the legacy session `session_id`: list changes and the
@@ -28,16 +44,7 @@ impl Legacy {
         let listeners = self.server.listeners();
         let limits = listeners.limits();
         let Some(slot) = listeners.acquire() else {
-            let secs = limits.retry_after.as_secs().max(1);
-            let mut reply = Reply::error(
-                None,
-                ErrorObject::internal_error(format!(
-                    "Server busy: this replica holds its maximum of {} streams; retry in {secs} s",
-                    limits.max_streams
-                )),
-            );
-            reply.retry_after_secs = Some(u32::try_from(secs).unwrap_or(u32::MAX));
-            return Err(LegacyOutcome::refused_with(reply, Refusal::Unavailable));
+            return Err(busy(limits));
         };
         let now = tokio::time::Instant::now();
         let left = session

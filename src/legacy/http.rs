@@ -6,7 +6,11 @@
 //! Each exchange is observed by the core ([`Server::observe`](crate::server::Server)), as
 //! every request is; what it records is the [`Exchange`] as HTTP answers it.
 
+use std::convert::Infallible;
 use std::time::Duration;
+
+use axum::response::sse::Event;
+use futures_util::stream::BoxStream;
 
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -26,6 +30,7 @@ use crate::transport::http::rejection::{BodyUnreadable, NotAcceptable};
 use crate::transport::http::reply;
 
 const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(SESSION_ID);
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// An unusable `Mcp-Session-Id` (empty, repeated or not visible ASCII), answered 400.
 #[derive(Debug, Clone, Copy)]
@@ -66,6 +71,8 @@ enum Exchange {
     Post(LegacyOutcome),
     /// A session's GET stream, opened.
     Stream(Listen),
+    /// A POST stream resumed by a GET with `Last-Event-ID` (its events, with their ids).
+    Resumed(BoxStream<'static, Result<Event, Infallible>>),
     /// A session ended by DELETE.
     Ended,
     /// Refused by HTTP itself (a GET that does not accept an event stream).
@@ -90,7 +97,7 @@ impl Observed for Exchange {
                 };
                 Exchange::Post(out)
             }
-            Exchange::Stream(_) | Exchange::Ended => {
+            Exchange::Stream(_) | Exchange::Resumed(_) | Exchange::Ended => {
                 probe.finish(RequestOutcome::Ok);
                 self
             }
@@ -122,16 +129,20 @@ impl Exchange {
     async fn respond(self, accepts: Accepts, keep_alive: Duration) -> Response {
         match self {
             Exchange::Post(out) => {
-                let response = match out.outcome {
-                    Outcome::Accepted => StatusCode::ACCEPTED.into_response(),
-                    Outcome::Ready(reply) => ready(out.refusal, reply),
-                    other => reply::respond(other, accepts, keep_alive).await,
+                let response = match (out.outcome, out.resumable) {
+                    (Outcome::Accepted, _) => StatusCode::ACCEPTED.into_response(),
+                    (Outcome::Ready(reply), _) => ready(out.refusal, reply),
+                    (Outcome::Running(running), Some(at)) if accepts.sse => {
+                        super::resume::respond(at, running, keep_alive).await
+                    }
+                    (other, _) => reply::respond(other, accepts, keep_alive).await,
                 };
                 with_session(response, out.session_id)
             }
             Exchange::Stream(listen) => {
                 reply::sse_response(listen.messages.map(reply::event), keep_alive)
             }
+            Exchange::Resumed(events) => reply::sse_response(events, keep_alive),
             Exchange::Ended => StatusCode::NO_CONTENT.into_response(),
             Exchange::Refused(response) => response,
         }
@@ -173,7 +184,8 @@ impl Legacy {
         .await
     }
 
-    /// GET with a session: the session's SSE stream.
+    /// GET with a session: the session's SSE stream, or with `Last-Event-ID` the POST
+    /// stream it names, resumed.
     pub(crate) async fn get(
         &self,
         request: HttpRequest<'_>,
@@ -184,6 +196,12 @@ impl Legacy {
             if !negotiate::allows_event_stream(accept, headers) {
                 let why = "Not Acceptable: a session's GET stream is a text/event-stream; Accept must allow it";
                 return Exchange::Refused(NotAcceptable(why.into()).into_response());
+            }
+            if let Some(last) = headers.get(LAST_EVENT_ID).and_then(|v| v.to_str().ok()) {
+                return match self.resume(session, &extensions, last).await {
+                    Ok(events) => Exchange::Resumed(events),
+                    Err(refused) => Exchange::refusal(refused),
+                };
             }
             match self.open_stream(session, &extensions).await {
                 Ok(listen) => Exchange::Stream(listen),

@@ -26,6 +26,7 @@
 //! | `ask` | `InputRequired` as server-to-client requests (the core's `AskClient` for this era) |
 //! | `pending` | requests waiting for answers, answers routed here or over the bus |
 //! | `stream` | the GET stream |
+//! | `resume` | resumable POST streams: event ids, the event store, `Last-Event-ID` on any replica |
 //! | `endpoints` | GET (open the stream) and DELETE (end the session) |
 //! | `local` | answers read by a one-client transport (stdio), delivered in this process only |
 //! | `http` | the HTTP side: `Mcp-Session-Id`, statuses of refusals, GET/DELETE/POST responses |
@@ -41,6 +42,7 @@ pub(crate) mod fuzz;
 pub(crate) mod http;
 mod local;
 mod pending;
+mod resume;
 pub(crate) mod session;
 mod session_cache;
 pub(crate) mod stdio;
@@ -59,6 +61,8 @@ use crate::protocol::ServerCapabilities;
 use crate::server::Server;
 use store::SessionStore;
 
+pub(crate) use resume::CLOSE_STREAM;
+
 /// How long a legacy session lasts by default.
 pub(crate) const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(24 * 3600);
 /// How long a call waits for a legacy client's answer by default.
@@ -72,6 +76,8 @@ pub(crate) struct Settings {
     /// hard limit `session_ttl`.
     pub(crate) session_idle: Option<Duration>,
     pub(crate) input_timeout: Duration,
+    /// Where the events of resumable POST streams are kept.
+    pub(crate) events: Arc<dyn crate::backends::events::EventStore>,
     /// What `server/discover` advertises; `initialize` advertises what 2025-11-25 defines
     /// of it.
     pub(crate) capabilities: ServerCapabilities,

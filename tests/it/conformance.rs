@@ -119,8 +119,43 @@ fn the_whole_legacy_suite_passes_including_unscored_scenarios() {
             "tools-call-elicitation",
             "elicitation-sep1330-enums",
             "resources-subscribe",
+            "server-sse-polling",
         ],
     );
+}
+
+/// `server-sse-polling` (SSE polling, resumption with `Last-Event-ID`) records real checks:
+/// the priming event, the `retry:` field, and the result after the client reconnects with
+/// `Last-Event-ID` to a POST stream the server closed mid-call; not one warning or failure.
+#[test]
+fn legacy_post_streams_resume_after_the_server_closes_them() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    let (ok, text) = run(&[
+        "server",
+        "--url",
+        &server.url,
+        "--scenario",
+        "server-sse-polling",
+        "--spec-version",
+        "2025-11-25",
+    ]);
+    assert!(ok, "conformance suite failed:\n{text}");
+    for check in [
+        "server-sse-priming-event",
+        "server-sse-retry-field",
+        "server-sse-disconnect-resume",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("[{check}")))
+            .unwrap_or_else(|| panic!("no {check} check:\n{text}"));
+        assert!(line.contains("SUCCESS"), "{check} did not succeed:\n{text}");
+    }
+    assert!(
+        !text.contains("WARNING") && !text.contains("FAILURE"),
+        "{text}"
+    );
+    assert!(text.contains("Passed: 3/3, 0 failed, 0 warnings"), "{text}");
 }
 
 /// Every `tasks-*` scenario of the Tasks extension, run one by one (extension scenarios run

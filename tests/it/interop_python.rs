@@ -7,14 +7,18 @@
 //! server-to-client request on stdout and the change a plain notification). In its legacy mode
 //! (`mode="legacy"`, a 2025-11-25 session), on one replica and through nginx across three:
 //! initialize, list, call, elicitation/sampling/roots callbacks, setLevel and log messages,
-//! subscribe, a list change on its GET stream, DELETE on close.
+//! subscribe, a list change on its GET stream, DELETE on close; and resumption: the SDK
+//! reconnects by itself with `Last-Event-ID` to a stream the server closed mid-call, on one
+//! replica and across three.
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::support::cluster::{Cluster, ClusterOptions, TempDir};
 use crate::support::legacy::check_recorded_legacy_messages;
-use crate::support::process::{ServerProcess, python, root, run_interop_client, spawn_server};
+use crate::support::process::{
+    ServerProcess, python, root, run_interop_client, run_program, spawn_server,
+};
 
 /// Runs `tests/interop/python/<script> URL [extra]` and asserts every step passed.
 fn run_python_script(script: &str, url: &str, extra: Option<&Path>) {
@@ -98,4 +102,52 @@ fn python_sdk_stdio_client_in_2026_mode_spawns_the_reference_server() {
 #[test]
 fn python_sdk_stdio_client_in_legacy_mode_initializes_over_stdio() {
     run_python_stdio_client("legacy");
+}
+
+/// Runs `tests/interop/python/resume.py URL`: the SDK calls `test_reconnection`, whose POST
+/// stream the server closes before the result, reconnects by itself with GET +
+/// `Last-Event-ID` and gets the result. Whether another replica answered the resume.
+fn run_python_resume_client(url: &str) -> bool {
+    let (ok, text) = run_program(
+        Command::new(python())
+            .arg(root().join("tests/interop/python/resume.py"))
+            .arg(url),
+    );
+    assert!(
+        ok && text.contains("1 passed, 0 failed"),
+        "Python SDK stream resumption:\n{text}"
+    );
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("replicas: call "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let (call, resumed) = line.split_once(" resumed ").unwrap();
+    resumed.split(',').any(|r| r != call)
+}
+
+#[test]
+fn python_sdk_client_resumes_a_stream_the_server_closed() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    run_python_resume_client(&server.url);
+}
+
+/// Behind nginx (round robin) with the event store in the bus's Redis: the SDK's GET with
+/// `Last-Event-ID` lands on another replica at least once in three calls.
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_client_resumes_a_closed_stream_across_three_replicas() {
+    let cluster = Cluster::start(ClusterOptions::default()).await;
+    let mut crossed = 0;
+    for _ in 0..3 {
+        let url = cluster.nginx.url.clone();
+        if tokio::task::spawn_blocking(move || run_python_resume_client(&url))
+            .await
+            .unwrap()
+        {
+            crossed += 1;
+        }
+    }
+    assert!(
+        crossed > 0,
+        "no resumption landed on another replica than its call"
+    );
 }

@@ -5,7 +5,8 @@
 //! and its `StdioClientTransport` spawning the binary with `--transport stdio`. The v1 client
 //! (`@modelcontextprotocol/sdk` 1.x) in a 2025-11-25 session, on one replica and through
 //! nginx across three: elicitation, sampling and roots requests answered by its handlers, a
-//! list change heard on its GET stream, `setLoggingLevel`, `terminateSession`. The v2
+//! list change heard on its GET stream, `setLoggingLevel`, `terminateSession`; and it
+//! resumes by itself, with `Last-Event-ID`, a stream the server closed mid-call. The v2
 //! client's `SkillsClient` (`ext/skills`) lists, gets and reads the demo skill over HTTP and
 //! stdio, in both eras.
 
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 
 use crate::support::cluster::{Cluster, ClusterOptions, TempDir};
 use crate::support::legacy::check_recorded_legacy_messages;
-use crate::support::process::{node, root, run_interop_client, spawn_server, tool};
+use crate::support::process::{node, root, run_interop_client, run_program, spawn_server, tool};
 use crate::support::schema::{check_legacy_message, check_message};
 
 /// The installed `@modelcontextprotocol/client` package.
@@ -95,6 +96,62 @@ async fn typescript_sdk_v1_client_runs_a_legacy_session_across_three_replicas() 
     tokio::task::spawn_blocking(move || run_typescript_legacy_client(&url))
         .await
         .unwrap();
+}
+
+/// Runs `tests/interop/typescript/resume.mjs URL`: the TypeScript SDK v1 calls
+/// `test_reconnection`, whose POST stream the server closes before the result, reconnects by
+/// itself with GET + `Last-Event-ID` and gets the result.
+/// Whether the resuming GET was answered by another replica than the call's.
+fn run_typescript_resume_client(url: &str) -> bool {
+    let sdk = tool(
+        "MCP_TEST_TS_SDK_V1",
+        "target/test-tools/node/node_modules/@modelcontextprotocol/sdk",
+        "the TypeScript SDK v1 @modelcontextprotocol/sdk",
+    );
+    let (ok, text) = run_program(
+        Command::new(node())
+            .arg(root().join("tests/interop/typescript/resume.mjs"))
+            .arg(url)
+            .arg(sdk),
+    );
+    assert!(
+        ok && text.contains("1 passed, 0 failed"),
+        "TypeScript SDK v1 stream resumption:\n{text}"
+    );
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("replicas: call "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let (call, resumed) = line.split_once(" resumed ").unwrap();
+    resumed.split(',').any(|r| r != call)
+}
+
+#[test]
+fn typescript_sdk_v1_client_resumes_a_stream_the_server_closed() {
+    let server = spawn_server(&["--fixtures", "conformance"]);
+    run_typescript_resume_client(&server.url);
+}
+
+/// Behind nginx (round robin) with the event store in the bus's Redis: the SDK's GET with
+/// `Last-Event-ID` may land on any of the three replicas.
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_sdk_v1_client_resumes_a_closed_stream_across_three_replicas() {
+    let cluster = Cluster::start(ClusterOptions::default()).await;
+    let url = cluster.nginx.url.clone();
+    let mut crossed = 0;
+    for _ in 0..3 {
+        let url = url.clone();
+        if tokio::task::spawn_blocking(move || run_typescript_resume_client(&url))
+            .await
+            .unwrap()
+        {
+            crossed += 1;
+        }
+    }
+    assert!(
+        crossed > 0,
+        "no resumption landed on another replica than its call"
+    );
 }
 
 /// Runs `tests/interop/typescript/skills.mjs` in `era` (`modern` or `legacy`) against

@@ -36,6 +36,7 @@ mod config;
 mod cors;
 mod deploy;
 mod drain;
+mod event_store;
 mod golden;
 mod handlers;
 mod http_edges;
@@ -90,6 +91,8 @@ mod interop_python;
 mod interop_typescript;
 #[cfg(feature = "external-tests")]
 mod legacy_replicas;
+#[cfg(all(feature = "external-tests", feature = "redis"))]
+mod legacy_resume;
 #[cfg(feature = "external-tests")]
 mod prometheus;
 #[cfg(all(feature = "external-tests", feature = "redis"))]

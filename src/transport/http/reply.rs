@@ -122,6 +122,11 @@ fn sse(
     let stream = futures_util::stream::unfold(state, |mut st| async move {
         loop {
             if let Some(next) = st.pending.pop_front() {
+                if next.is_empty() {
+                    // A handler's request to close its stream: only the legacy side can
+                    // resume one, so here it is dropped.
+                    continue;
+                }
                 return Some((event(next), st));
             }
             let Stream {

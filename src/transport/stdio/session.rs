@@ -399,12 +399,17 @@ async fn drive(Running { mut reply, events }: Running, out: &mpsc::Sender<ReplyB
     loop {
         tokio::select! {
             biased;
+            // An empty message (a handler's request to close its stream) is not sent.
             Some(event) = events.recv() => {
-                let _ = out.send(event.into()).await;
+                if !event.is_empty() {
+                    let _ = out.send(event.into()).await;
+                }
             }
             done = &mut reply => {
                 while let Ok(event) = events.try_recv() {
-                    let _ = out.send(event.into()).await;
+                    if !event.is_empty() {
+                        let _ = out.send(event.into()).await;
+                    }
                 }
                 let _ = out.send(done.into_body()).await;
                 return;
