@@ -19,6 +19,16 @@ use crate::protocol::{
     LoggingLevel, Notification, PROGRESS_METHOD, ProgressParams, RequestId, RequestMeta,
 };
 
+/// The message a handler queues on its stream to have it closed before its response
+/// ([`RequestContext::close_stream`]; never sent: every transport drops it). Defined here,
+/// beside the handler's side, so the legacy transport that acts on it depends on the
+/// handler and not the other way round.
+#[cfg_attr(
+    not(any(feature = "reference-server", feature = "fuzzing")),
+    allow(dead_code)
+)]
+pub(crate) const CLOSE_STREAM: Bytes = Bytes::new();
+
 /// The request a handler serves: its id, the client's self-description, a way to report
 /// progress and log messages on the request's own stream, cancellation, and the transport's
 /// request extensions (where authentication puts the principal).
@@ -277,7 +287,7 @@ impl RequestContext {
         allow(dead_code)
     )]
     pub(crate) async fn close_stream(&self) -> bool {
-        self.send_message(crate::legacy::CLOSE_STREAM).await
+        self.send_message(CLOSE_STREAM).await
     }
 
     async fn emit<T: Serialize>(&self, message: &T) {

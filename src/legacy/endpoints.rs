@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use http::Extensions;
 
 use super::dispatch::{LegacyOutcome, unavailable};
+use super::resume::{Events, NotResumed};
 use super::stream::Stream;
 use super::{Legacy, Refusal};
 use crate::handler::Principal;
@@ -93,5 +94,29 @@ impl Legacy {
         }
         self.session_changed(&session.key).await;
         Ok(())
+    }
+}
+
+impl Legacy {
+    /// GET with `Last-Event-ID`: the stream it names, resumed ([`Legacy::replay`]). `Err`
+    /// carries the refusal to send (no live session, the store unavailable, the replica
+    /// full).
+    pub(crate) async fn resume(
+        &self,
+        session_id: Option<&str>,
+        extensions: &Extensions,
+        last_event_id: &str,
+    ) -> Result<Events, LegacyOutcome> {
+        let principal = extensions.get::<Principal>();
+        let (session, _) = self.session(None, session_id, principal).await?;
+        self.replay(session.key, last_event_id)
+            .await
+            .map_err(|why| match why {
+                NotResumed::Store(e) => LegacyOutcome::refused_with(
+                    Reply::store_unavailable(None, "event", &e),
+                    Refusal::Unavailable,
+                ),
+                NotResumed::Full => busy(self.server.listeners().limits()),
+            })
     }
 }

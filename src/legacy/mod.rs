@@ -61,8 +61,6 @@ use crate::protocol::ServerCapabilities;
 use crate::server::Server;
 use store::SessionStore;
 
-pub(crate) use resume::CLOSE_STREAM;
-
 /// How long a legacy session lasts by default.
 pub(crate) const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(24 * 3600);
 /// How long a call waits for a legacy client's answer by default.

@@ -9,7 +9,7 @@
 //! are stored, until the response; the store is polled (every 50 ms, backing off to 500 ms)
 //! for at most [`RESUME_WAIT`], then the stream ends and the client may GET again.
 //!
-//! A handler may close its stream before its response ([`CLOSE_STREAM`], SSE polling): the
+//! A handler may close its stream before its response ([`CLOSE_STREAM`](crate::handler::context::CLOSE_STREAM), SSE polling): the
 //! stream ends and the handler carries on in this process, its messages and response going
 //! to the store only. A client that disconnects on its own still cancels the call (the
 //! response stream, and with it the handler, is dropped), as before resumption existed: a
@@ -36,10 +36,8 @@ use futures_util::stream::BoxStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::dispatch::LegacyOutcome;
-use super::{Legacy, Refusal};
+use super::Legacy;
 use crate::backends::events::{EventStore, StoredEvent};
-use crate::handler::Principal;
 use crate::server::{Reply, Running};
 use crate::transport::http::reply;
 
@@ -49,19 +47,11 @@ pub(crate) const RETRY: Duration = Duration::from_secs(1);
 /// How long a resumed stream waits for events still to come before it ends (the client
 /// then GETs again with its last id).
 pub(crate) const RESUME_WAIT: Duration = Duration::from_secs(60);
-/// The message a handler queues on its stream to have it closed before its response
-/// (never sent: every transport drops it).
-#[cfg_attr(
-    not(any(feature = "reference-server", feature = "fuzzing")),
-    allow(dead_code)
-)]
-pub(crate) const CLOSE_STREAM: Bytes = Bytes::new();
-
 const FIRST_POLL: Duration = Duration::from_millis(50);
 const MAX_POLL: Duration = Duration::from_millis(500);
 
 /// SSE items.
-type Events = BoxStream<'static, Result<Event, Infallible>>;
+pub(crate) type Events = BoxStream<'static, Result<Event, Infallible>>;
 
 /// Where a legacy POST's stream is kept: the store and the session's key.
 #[derive(Clone)]
@@ -346,6 +336,14 @@ impl Replay {
     }
 }
 
+/// Why a stream was not resumed.
+pub(crate) enum NotResumed {
+    /// The event store could not answer.
+    Store(crate::Error),
+    /// This replica holds its maximum of streams.
+    Full,
+}
+
 impl Legacy {
     /// Where the POST streams of the session `session` are kept.
     pub(crate) fn resumable(&self, session: String) -> Resumable {
@@ -355,31 +353,24 @@ impl Legacy {
         }
     }
 
-    /// GET with `Last-Event-ID`: the stream it names, resumed. `Err` carries the refusal to
-    /// send (no live session, the store unavailable, the replica full).
-    pub(crate) async fn resume(
+    /// The stream `last_event_id` names among the POST streams of the session whose store
+    /// key is `session`, resumed after that event: empty when it names no stream of this
+    /// session (malformed, expired, another session's) or the stream is over.
+    pub(crate) async fn replay(
         &self,
-        session_id: Option<&str>,
-        extensions: &http::Extensions,
+        session: String,
         last_event_id: &str,
-    ) -> Result<BoxStream<'static, Result<Event, Infallible>>, LegacyOutcome> {
-        let principal = extensions.get::<Principal>();
-        let (session, _) = self.session(None, session_id, principal).await?;
+    ) -> Result<Events, NotResumed> {
         let Some((stream, after)) = parse_event_id(last_event_id) else {
             return Ok(Box::pin(futures_util::stream::empty()));
         };
-        let at = self.resumable(session.key);
+        let at = self.resumable(session);
         // From the client's own last event: when that was the response, the stream is over.
         let found = at
             .store
             .after(&at.session, stream, after.saturating_sub(1))
             .await
-            .map_err(|e| {
-                LegacyOutcome::refused_with(
-                    Reply::store_unavailable(None, "event", &e),
-                    Refusal::Unavailable,
-                )
-            })?;
+            .map_err(NotResumed::Store)?;
         let Some(found) = found else {
             return Ok(Box::pin(futures_util::stream::empty()));
         };
@@ -390,7 +381,7 @@ impl Legacy {
         let ready: VecDeque<StoredEvent> = found.into_iter().filter(|e| e.seq > after).collect();
         let listeners = self.server.listeners();
         let Some(slot) = listeners.acquire() else {
-            return Err(super::endpoints::busy(listeners.limits()));
+            return Err(NotResumed::Full);
         };
         let replay = Replay {
             at,
