@@ -145,20 +145,36 @@ impl Post {
                 let id = self.store(&data, last).await;
                 return Some((Ok(message(id, &data)), self));
             }
-            let fut = self.reply.as_mut()?;
-            tokio::select! {
-                biased;
-                Some(ev) = self.events.recv() => self.pending.push_back((ev, false)),
-                done = fut => {
-                    while let Ok(ev) = self.events.try_recv() {
-                        self.pending.push_back((ev, false));
-                    }
-                    self.pending.push_back((done.into_bytes(), true));
-                    self.reply = None;
-                }
+            if !wait_for_more(&mut self.pending, &mut self.reply, &mut self.events).await {
+                return None;
             }
         }
     }
+}
+
+/// Waits for the handler's next message or its response and queues it in `pending` (the
+/// response last, marked `true`, after the messages sent before it); `false` when the
+/// response was queued already and nothing more can come.
+async fn wait_for_more(
+    pending: &mut VecDeque<Queued>,
+    reply: &mut Option<BoxFuture<'static, Reply>>,
+    events: &mut mpsc::Receiver<Bytes>,
+) -> bool {
+    let Some(fut) = reply.as_mut() else {
+        return false;
+    };
+    tokio::select! {
+        biased;
+        Some(ev) = events.recv() => pending.push_back((ev, false)),
+        done = fut => {
+            while let Ok(ev) = events.try_recv() {
+                pending.push_back((ev, false));
+            }
+            pending.push_back((done.into_bytes(), true));
+            *reply = None;
+        }
+    }
+    true
 }
 
 /// A call whose stream its handler closed: its messages and response, to the store.
@@ -186,19 +202,8 @@ impl CarryOn {
                     tracing::warn!(error = %e, "an event of a closed stream could not be stored; the client will not see it");
                 }
             }
-            let Some(fut) = self.reply.as_mut() else {
+            if !wait_for_more(&mut self.pending, &mut self.reply, &mut self.events).await {
                 return;
-            };
-            tokio::select! {
-                biased;
-                Some(ev) = self.events.recv() => self.pending.push_back((ev, false)),
-                done = fut => {
-                    while let Ok(ev) = self.events.try_recv() {
-                        self.pending.push_back((ev, false));
-                    }
-                    self.pending.push_back((done.into_bytes(), true));
-                    self.reply = None;
-                }
             }
         }
     }
