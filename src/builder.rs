@@ -84,6 +84,7 @@ pub struct ServerBuilder {
     tool_timeout: Option<Duration>,
     idempotency_store: Option<Arc<dyn crate::backends::idempotency::IdempotencyStore>>,
     event_store: Option<Arc<dyn crate::backends::events::EventStore>>,
+    resumable_get_streams: bool,
     idempotency: crate::server::IdempotencySettings,
 }
 
@@ -139,6 +140,7 @@ impl ServerBuilder {
             tool_timeout: None,
             idempotency_store: None,
             event_store: None,
+            resumable_get_streams: false,
             idempotency: crate::server::IdempotencySettings::default(),
         }
     }
@@ -395,6 +397,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps 2025-11-25 sessions' GET streams in the [event store](Self::event_store) too, so a
+    /// client that lost its GET stream resumes it with `Last-Event-ID` on any replica: the
+    /// notifications the lost connection carried after that id, then every list announced as
+    /// changed and every subscribed resource as updated (what was announced while no stream
+    /// was open was never stored), then the live stream. Off by default: it costs one store
+    /// write per notification per open GET stream. POST streams are resumable either way.
+    pub fn resumable_get_streams(mut self, on: bool) -> Self {
+        self.resumable_get_streams = on;
+        self
+    }
+
     /// How idempotent tool calls keep their results: how long, how big, how long a duplicate
     /// waits (see [`IdempotencySettings`](crate::settings::IdempotencySettings)).
     pub fn idempotency(mut self, settings: crate::server::IdempotencySettings) -> Self {
@@ -521,6 +534,7 @@ impl ServerBuilder {
                 events: self.event_store.clone().unwrap_or_else(|| {
                     Arc::new(crate::backends::events::MemoryEventStore::default())
                 }),
+                resumable_get: self.resumable_get_streams,
                 input_timeout: self.legacy_input_timeout,
                 capabilities: capabilities.clone(),
                 instructions: self.instructions.clone(),

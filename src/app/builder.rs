@@ -84,6 +84,7 @@ pub(crate) fn apply(
         )
         .idempotency_store(bus::idempotency_store(config)?)
         .event_store(bus::event_store(config)?)
+        .resumable_get_streams(config.resumable_get_streams)
         .idempotency(
             crate::settings::IdempotencySettings::default()
                 .keep(Duration::from_secs(config.idempotency_keep_secs)),

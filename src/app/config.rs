@@ -305,6 +305,13 @@ pub struct Config {
     #[arg(long, env = "MCP_EVENT_STORE", value_parser = parse_store, hide_env_values = true)]
     pub event_store: Option<String>,
 
+    /// Keep legacy sessions' GET streams in the event store too (`on` or `off`), so a client
+    /// that lost its GET stream resumes it with `Last-Event-ID` on any replica (then hears
+    /// every list changed and every subscribed resource updated, for what was announced while
+    /// it had no stream). Costs one event-store write per notification per open GET stream.
+    #[arg(long, env = "MCP_RESUMABLE_GET_STREAMS", default_value = "off", value_parser = parse_switch, action = clap::ArgAction::Set)]
+    pub resumable_get_streams: bool,
+
     /// Seconds an idempotent tool call's first result is kept for retries.
     #[arg(long, env = "MCP_IDEMPOTENCY_KEEP_SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
     pub idempotency_keep_secs: u64,

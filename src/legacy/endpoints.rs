@@ -1,5 +1,6 @@
 //! GET and DELETE on the endpoint, for legacy sessions: GET opens the session's stream of
-//! change notifications ([`stream`](super::stream)); DELETE ends the session on every
+//! change notifications ([`stream`](super::stream), kept for resumption when that is on:
+//! [`kept`](super::kept)) or resumes a POST stream ([`resume`](super::resume)); DELETE ends the session on every
 //! replica (revoked in the shared store until it would expire, and announced on the bus so
 //! its GET stream, wherever it is, ends).
 
@@ -8,6 +9,7 @@ use std::time::SystemTime;
 use http::Extensions;
 
 use super::dispatch::{LegacyOutcome, unavailable};
+use super::kept::Kept;
 use super::resume::{Events, NotResumed};
 use super::stream::Stream;
 use super::{Legacy, Refusal};
@@ -15,6 +17,14 @@ use crate::handler::Principal;
 use crate::protocol::ErrorObject;
 use crate::server::listen::ListenLimits;
 use crate::server::{Listen, Reply};
+
+/// A session's GET stream, opened.
+pub(crate) enum Opened {
+    /// Not kept: its messages, sent without ids.
+    Plain(Listen),
+    /// Kept in the event store, resumable ([`kept`](super::kept)).
+    Kept(Kept),
+}
 
 /// The refusal of a stream this replica cannot hold (it holds its maximum): 503 with
 /// `Retry-After`.
@@ -40,6 +50,46 @@ impl Legacy {
         session_id: Option<&str>,
         extensions: &Extensions,
     ) -> Result<Listen, LegacyOutcome> {
+        let stream = self.stream(session_id, extensions, false).await?;
+        Ok(Listen {
+            messages: stream.messages(),
+        })
+    }
+
+    /// The GET stream over HTTP ([`open_stream`](Self::open_stream)), kept for resumption
+    /// when that is on ([`kept`](super::kept)). With `last_event_id` (of a GET stream), it
+    /// replaces one the client lost: it opens with a resync, and when kept it continues the
+    /// lost one. `Err` carries the refusal to send.
+    pub(crate) async fn open_get(
+        &self,
+        session_id: Option<&str>,
+        extensions: &Extensions,
+        last_event_id: Option<&str>,
+    ) -> Result<Opened, LegacyOutcome> {
+        let stream = self
+            .stream(session_id, extensions, last_event_id.is_some())
+            .await?;
+        let key = stream.session.key.clone();
+        let messages = stream.messages();
+        if !self.state.settings.resumable_get {
+            return Ok(Opened::Plain(Listen { messages }));
+        }
+        match self.keep(key, messages, last_event_id).await {
+            Ok(kept) => Ok(Opened::Kept(kept)),
+            Err(e) => Err(LegacyOutcome::refused_with(
+                Reply::store_unavailable(None, "event", &e),
+                Refusal::Unavailable,
+            )),
+        }
+    }
+
+    /// The session's GET stream, opening with a resync when `resync`.
+    async fn stream(
+        &self,
+        session_id: Option<&str>,
+        extensions: &Extensions,
+        resync: bool,
+    ) -> Result<Stream, LegacyOutcome> {
         let principal = extensions.get::<Principal>();
         let (session, settings) = self.session(None, session_id, principal).await?;
         let listeners = self.server.listeners();
@@ -66,11 +116,10 @@ impl Legacy {
             versions: listeners.versions(),
             shutdown: listeners.shutdown().clone(),
             deadline: Some(deadline),
+            resync,
             _slot: slot,
         };
-        Ok(Listen {
-            messages: stream.messages(),
-        })
+        Ok(stream)
     }
 
     /// Ends the legacy session `session_id` on every replica (DELETE): later requests with

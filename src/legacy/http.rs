@@ -17,6 +17,9 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
+use super::endpoints::Opened;
+use super::kept::names_get_stream;
+use super::resume::sse_after;
 use super::session::Refused;
 use super::{HttpRequest, Legacy, LegacyOutcome, Refusal};
 use crate::mirrored::Found;
@@ -71,8 +74,9 @@ enum Exchange {
     Post(LegacyOutcome),
     /// A session's GET stream, opened.
     Stream(Listen),
-    /// A POST stream resumed by a GET with `Last-Event-ID` (its events, with their ids).
-    Resumed(BoxStream<'static, Result<Event, Infallible>>),
+    /// Events with ids: a POST stream resumed by a GET with `Last-Event-ID`, or a kept GET
+    /// stream (after its priming event when it is new).
+    Resumed(Option<Bytes>, BoxStream<'static, Result<Event, Infallible>>),
     /// A session ended by DELETE.
     Ended,
     /// Refused by HTTP itself (a GET that does not accept an event stream).
@@ -97,7 +101,7 @@ impl Observed for Exchange {
                 };
                 Exchange::Post(out)
             }
-            Exchange::Stream(_) | Exchange::Resumed(_) | Exchange::Ended => {
+            Exchange::Stream(_) | Exchange::Resumed(..) | Exchange::Ended => {
                 probe.finish(RequestOutcome::Ok);
                 self
             }
@@ -142,7 +146,7 @@ impl Exchange {
             Exchange::Stream(listen) => {
                 reply::sse_response(listen.messages.map(reply::event), keep_alive)
             }
-            Exchange::Resumed(events) => reply::sse_response(events, keep_alive),
+            Exchange::Resumed(priming, events) => sse_after(priming, events, keep_alive),
             Exchange::Ended => StatusCode::NO_CONTENT.into_response(),
             Exchange::Refused(response) => response,
         }
@@ -197,14 +201,16 @@ impl Legacy {
                 let why = "Not Acceptable: a session's GET stream is a text/event-stream; Accept must allow it";
                 return Exchange::Refused(NotAcceptable(why.into()).into_response());
             }
-            if let Some(last) = headers.get(LAST_EVENT_ID).and_then(|v| v.to_str().ok()) {
+            let last = headers.get(LAST_EVENT_ID).and_then(|v| v.to_str().ok());
+            if let Some(last) = last.filter(|id| !names_get_stream(id)) {
                 return match self.resume(session, &extensions, last).await {
-                    Ok(events) => Exchange::Resumed(events),
+                    Ok(events) => Exchange::Resumed(None, events),
                     Err(refused) => Exchange::refusal(refused),
                 };
             }
-            match self.open_stream(session, &extensions).await {
-                Ok(listen) => Exchange::Stream(listen),
+            match self.open_get(session, &extensions, last).await {
+                Ok(Opened::Plain(listen)) => Exchange::Stream(listen),
+                Ok(Opened::Kept(kept)) => Exchange::Resumed(kept.priming, kept.events),
                 Err(refused) => Exchange::refusal(refused),
             }
         })

@@ -27,6 +27,7 @@
 //! | `pending` | requests waiting for answers, answers routed here or over the bus |
 //! | `stream` | the GET stream |
 //! | `resume` | resumable POST streams: event ids, the event store, `Last-Event-ID` on any replica |
+//! | `kept` | resumable GET streams (opt-in): the GET stream kept in the event store, resumed with a resync |
 //! | `endpoints` | GET (open the stream) and DELETE (end the session) |
 //! | `local` | answers read by a one-client transport (stdio), delivered in this process only |
 //! | `http` | the HTTP side: `Mcp-Session-Id`, statuses of refusals, GET/DELETE/POST responses |
@@ -40,6 +41,7 @@ mod endpoints;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
 pub(crate) mod http;
+mod kept;
 mod local;
 mod pending;
 mod resume;
@@ -74,8 +76,10 @@ pub(crate) struct Settings {
     /// hard limit `session_ttl`.
     pub(crate) session_idle: Option<Duration>,
     pub(crate) input_timeout: Duration,
-    /// Where the events of resumable POST streams are kept.
+    /// Where the events of resumable POST (and, when on, GET) streams are kept.
     pub(crate) events: Arc<dyn crate::backends::events::EventStore>,
+    /// Whether GET streams are kept in `events` too, so they resume ([`kept`]).
+    pub(crate) resumable_get: bool,
     /// What `server/discover` advertises; `initialize` advertises what 2025-11-25 defines
     /// of it.
     pub(crate) capabilities: ServerCapabilities,

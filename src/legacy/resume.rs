@@ -66,18 +66,18 @@ impl std::fmt::Debug for Resumable {
     }
 }
 
-fn event_id(stream: &str, seq: u64) -> String {
+pub(super) fn event_id(stream: &str, seq: u64) -> String {
     format!("{stream}-{seq}")
 }
 
 /// The stream and sequence number a `Last-Event-ID` names.
-fn parse_event_id(id: &str) -> Option<(&str, u64)> {
+pub(super) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
     let (stream, seq) = id.rsplit_once('-')?;
     let seq = seq.parse().ok()?;
     (!stream.is_empty() && stream.len() <= 64).then_some((stream, seq))
 }
 
-fn message(id: Option<String>, data: &Bytes) -> Event {
+pub(super) fn message(id: Option<String>, data: &Bytes) -> Event {
     let event = Event::default()
         .event("message")
         .data(String::from_utf8_lossy(data));
@@ -87,7 +87,7 @@ fn message(id: Option<String>, data: &Bytes) -> Event {
     }
 }
 
-fn new_stream_name() -> String {
+pub(super) fn new_stream_name() -> String {
     let mut raw = [0u8; 16];
     OsRng.fill_bytes(&mut raw);
     URL_SAFE_NO_PAD.encode(raw)
@@ -263,6 +263,15 @@ pub(crate) async fn respond(
         events,
     };
     let events: Events = Box::pin(futures_util::stream::unfold(post, Post::next));
+    sse_after(priming, events, keep_alive)
+}
+
+/// The SSE response of `events`, after the `priming` event when there is one.
+pub(crate) fn sse_after(
+    priming: Option<Bytes>,
+    events: Events,
+    keep_alive: Duration,
+) -> axum::response::Response {
     let response = reply::sse_response(events, keep_alive);
     match priming {
         Some(first) => response.map(|body| {
@@ -276,7 +285,7 @@ pub(crate) async fn respond(
 /// The priming event of a stream: its first id, `retry:`, and an empty `data:` field, which
 /// makes clients dispatch it (and record the id) without a message. Framed here because
 /// axum's `Event` writes no `data:` field for empty data.
-fn priming(id: &str) -> Bytes {
+pub(super) fn priming(id: &str) -> Bytes {
     Bytes::from(format!(
         "id: {id}\nretry: {}\ndata: \n\n",
         RETRY.as_millis()

@@ -60,6 +60,9 @@ pub(crate) struct Stream {
     pub(crate) versions: Versions,
     pub(crate) shutdown: CancellationToken,
     pub(crate) deadline: Option<tokio::time::Instant>,
+    /// Whether it opens with a resync (it replaces a stream the client lost, and what was
+    /// announced while none was open reached no one).
+    pub(crate) resync: bool,
     /// This stream's place in the replica's stream count.
     pub(crate) _slot: Slot,
 }
@@ -93,6 +96,16 @@ impl State {
         }
     }
 
+    /// Every list changed, every subscribed resource updated: what the client may have
+    /// missed, announced again.
+    fn resync(&mut self) {
+        self.lists_changed(None);
+        let uris: Vec<String> = self.s.settings.subscriptions.iter().cloned().collect();
+        for uri in uris {
+            self.updated(&uri);
+        }
+    }
+
     /// Reads the session's settings again; a deleted session ends the stream.
     async fn reload(&mut self) {
         match self.s.store.load(&self.s.session.key).await {
@@ -111,11 +124,7 @@ impl State {
         let event = match delivery {
             Delivery::Resync => {
                 self.reload().await;
-                self.lists_changed(None);
-                let uris: Vec<String> = self.s.settings.subscriptions.iter().cloned().collect();
-                for uri in uris {
-                    self.updated(&uri);
-                }
+                self.resync();
                 return;
             }
             Delivery::Event(event) => event,
@@ -172,11 +181,15 @@ impl Stream {
     /// The stream's messages, each one JSON text.
     pub(crate) fn messages(self) -> futures_util::stream::BoxStream<'static, Bytes> {
         let done = self.settings.revoked;
-        let state = State {
+        let resync = self.resync && !done;
+        let mut state = State {
             s: self,
             pending: VecDeque::new(),
             done,
         };
+        if resync {
+            state.resync();
+        }
         Box::pin(futures_util::stream::unfold(state, State::next))
     }
 }
@@ -231,6 +244,7 @@ mod tests {
             versions: listeners.versions(),
             shutdown: CancellationToken::new(),
             deadline: None,
+            resync: false,
             _slot: listeners.acquire().unwrap(),
         };
         assert_eq!(listeners.open(), 1);
