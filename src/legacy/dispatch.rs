@@ -264,9 +264,15 @@ impl Legacy {
         {
             Ok(outcome @ Outcome::Running(_)) => LegacyOutcome {
                 resumable: Some(self.resumable(key)),
-                ..LegacyOutcome::of(super::words::outcome(outcome))
+                ..LegacyOutcome::of(super::words::outcome(
+                    outcome,
+                    self.server.stamp().member().clone(),
+                ))
             },
-            Ok(outcome) => LegacyOutcome::of(super::words::outcome(outcome)),
+            Ok(outcome) => LegacyOutcome::of(super::words::outcome(
+                outcome,
+                self.server.stamp().member().clone(),
+            )),
             Err(e) => LegacyOutcome::of(Outcome::error(Some(id), e)),
         }
     }

@@ -11,9 +11,11 @@
 //! declaration there).
 
 use std::borrow::Cow;
+use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
 use futures_util::FutureExt as _;
+use memchr::memmem;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -100,14 +102,55 @@ fn meta_without_server_info(meta: &RawValue) -> Option<Option<Vec<u8>>> {
     Some(Some(text))
 }
 
+/// Where a success response's result opens (no JSON string holds it: a `"` inside one is
+/// escaped).
+const RESULT_OPEN: &[u8] = br#","result":{"#;
+/// The first member of a result the core encodes plainly (`StampResult::encode_plain`).
+const PLAIN_FIRST: &[u8] = br#""resultType":"complete","#;
+
+/// The common case without reading the result: `body` (a success response) whose result
+/// opens with `"resultType":"complete"` and ends with `_meta` exactly as the server stamps it
+/// (`stamp`, the `_meta` member with `serverInfo` alone), with neither dropped member name
+/// anywhere else in it, written without those two; `None` for any other (the general path
+/// reads it).
+fn plain_cleaned(body: &[u8], stamp: &[u8]) -> Option<Vec<u8>> {
+    static OPEN: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(RESULT_OPEN));
+    static TTL: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(br#""ttlMs""#));
+    static SCOPE: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(br#""cacheScope""#));
+    let open = OPEN.find(body)? + RESULT_OPEN.len();
+    let members = body[open..].strip_prefix(PLAIN_FIRST)?;
+    let middle = members
+        .strip_suffix(b"}}")?
+        .strip_suffix(stamp)?
+        .strip_suffix(b",")?;
+    if TTL.find(middle).is_some() || SCOPE.find(middle).is_some() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(open + middle.len() + 2);
+    out.extend_from_slice(&body[..open]);
+    out.extend_from_slice(middle);
+    out.extend_from_slice(b"}}");
+    Some(out)
+}
+
 /// `reply` in the 2025-11-25 era's words: a success response whose result carries none of
 /// the members only 2026-07-28 defines, nor `serverInfo` in its `_meta` (dropped when that
-/// leaves it empty). Errors, and results without such members, go unchanged.
-pub(super) fn reply(reply: Reply) -> Reply {
+/// leaves it empty). Errors, and results without such members, go unchanged. `stamp` is the
+/// server's `_meta` member ([`Stamp::member`](crate::server::reply::Stamp::member)): a
+/// result the core encoded plainly and stamped is cut without being read.
+pub(super) fn reply(reply: Reply, stamp: &[u8]) -> Reply {
     if reply.error_code.is_some() {
         return reply;
     }
     let bytes = reply.to_bytes();
+    if let Some(out) = plain_cleaned(&bytes, stamp) {
+        let mut cleaned = Reply::from_json(Bytes::from(out));
+        cleaned.retry_after_secs = reply.retry_after_secs;
+        return cleaned;
+    }
     let Ok(Success { id, result }) = serde_json::from_slice::<Success<'_>>(&bytes) else {
         return reply;
     };
@@ -144,12 +187,12 @@ pub(super) fn reply(reply: Reply) -> Reply {
 }
 
 /// `outcome` in the 2025-11-25 era's words: its reply, now or when the handler is done
-/// (see [`reply`]).
-pub(super) fn outcome(outcome: Outcome) -> Outcome {
+/// (see [`reply`]; `stamp` as there).
+pub(super) fn outcome(outcome: Outcome, stamp: Arc<[u8]>) -> Outcome {
     match outcome {
-        Outcome::Ready(r) => Outcome::Ready(reply(r)),
+        Outcome::Ready(r) => Outcome::Ready(reply(r, &stamp)),
         Outcome::Running(Running { reply: r, events }) => Outcome::Running(Running {
-            reply: r.map(reply).boxed(),
+            reply: r.map(move |r| reply(r, &stamp)).boxed(),
             events,
         }),
         other => other,
@@ -176,8 +219,52 @@ mod tests {
     use serde_json::{Value, json};
 
     fn cleaned(result: Value) -> Value {
-        let r = reply(Reply::result(&RequestId::from(7), &result));
+        let r = reply(Reply::result(&RequestId::from(7), &result), b"");
         serde_json::from_slice(&r.to_bytes()).unwrap()
+    }
+
+    fn stamp() -> crate::server::reply::Stamp {
+        crate::server::reply::Stamp::new(Arc::new(crate::protocol::Implementation::new("s", "1")))
+    }
+
+    /// A tool result as the core encodes and stamps it, cleaned: by the fast path, and by
+    /// the general one (given no stamp to recognise).
+    fn both_paths(text: &str) -> (Option<Vec<u8>>, Vec<u8>) {
+        let mut result = crate::protocol::CallToolResult::text(text);
+        let stamp = stamp();
+        let stamped = Reply::stamped(&RequestId::from("x\",y"), &mut result, &stamp);
+        let bytes = stamped.to_bytes();
+        let fast = plain_cleaned(&bytes, stamp.member());
+        let general = reply(stamped, b"").to_bytes().to_vec();
+        (fast, general)
+    }
+
+    #[test]
+    fn a_plainly_encoded_stamped_result_is_cut_without_reading_it_as_the_general_path_would() {
+        let (fast, general) = both_paths("hi \"there\" ,\"result\":{");
+        let fast = fast.expect("the fast path takes it");
+        assert_eq!(fast, general);
+        let v: Value = serde_json::from_slice(&fast).unwrap();
+        assert_eq!(
+            v,
+            json!({"jsonrpc": "2.0", "id": "x\",y", "result": {
+                "content": [{"type": "text", "text": "hi \"there\" ,\"result\":{"}]}})
+        );
+        // A dropped member's name inside a string is escaped: still the fast path.
+        let (fast, general) = both_paths("\"ttlMs\": 5");
+        assert_eq!(fast.as_ref(), Some(&general));
+        let v: Value = serde_json::from_slice(&general).unwrap();
+        assert_eq!(v["result"]["content"][0]["text"], "\"ttlMs\": 5");
+        // A member only 2026-07-28 defines between them: the general path decides.
+        let stamp = stamp();
+        let mut body =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":5,"#.to_vec();
+        body.extend_from_slice(stamp.member());
+        body.extend_from_slice(b"}}");
+        assert_eq!(plain_cleaned(&body, stamp.member()), None);
+        // Another `_meta` than the stamp alone: the same.
+        let other = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[],"_meta":{"x":1}}}"#;
+        assert_eq!(plain_cleaned(other, stamp.member()), None);
     }
 
     #[test]
@@ -214,7 +301,7 @@ mod tests {
             Some(RequestId::from(1)),
             crate::protocol::ErrorObject::invalid_params("x"),
         );
-        assert_eq!(reply(error.clone()), error);
+        assert_eq!(reply(error.clone(), b""), error);
     }
 
     #[test]

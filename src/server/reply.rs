@@ -31,7 +31,7 @@ const RESULT: &[u8] = br#","result":"#;
 #[derive(Debug)]
 pub(crate) struct Stamp {
     info: Arc<Implementation>,
-    member: Box<[u8]>,
+    member: Arc<[u8]>,
 }
 
 impl Stamp {
@@ -43,8 +43,13 @@ impl Stamp {
         member.push(b'}');
         Stamp {
             info,
-            member: member.into_boxed_slice(),
+            member: member.into(),
         }
+    }
+
+    /// The `_meta` member it adds to results, encoded: `"_meta":{"…/serverInfo":{…}}`.
+    pub(crate) fn member(&self) -> &Arc<[u8]> {
+        &self.member
     }
 }
 
