@@ -56,7 +56,7 @@ pub use prometheus::PrometheusMetrics;
 pub(crate) use propagation::{continue_trace, current_traceparent};
 pub use readiness::{Condition, Readiness};
 pub(crate) use request::{RequestObserver, RequestProbe};
-pub(crate) use request::{SpanMeta, on_answer, on_request};
+pub(crate) use request::{SpanMeta, on_answer, on_request, on_trace};
 pub(crate) use request::{TRACEPARENT, traceparent_header};
 pub(crate) use trace_context::TraceParent;
 

@@ -157,6 +157,28 @@ async fn a_redis_round_trip_is_a_client_span_under_the_request() {
         "{:?}",
         store.span.attributes
     );
+
+    // A legacy session is loaded from the Redis session store before its request is read
+    // through: the request span still gets its name and the caller's span as parent.
+    const SESSION_TRACE: &str = "8cf92f3577b34da6a3ce929d0e0e4736";
+    let legacy = LegacyClient::connect(&c.replica("r2").url, json!({})).await;
+    let params = json!({"name": "echo", "arguments": {"text": "hi"},
+        "_meta": {"traceparent": format!("00-{SESSION_TRACE}-{CALLER}-01")}});
+    let x = legacy.request(json!(2), "tools/call", params).await;
+    assert_eq!(x.status, 200, "{}", x.body);
+    let call = receiver.wait_for(SESSION_TRACE, "tools/call echo").await;
+    assert_eq!(hex(&call.span.parent_span_id), CALLER);
+    let is_session_store =
+        |r: &Received| attr(&r.span.attributes, "mcp.store").as_deref() == Some("sessions");
+    let load = receiver
+        .wait_for_where(SESSION_TRACE, "redis HGETALL", is_session_store)
+        .await;
+    assert_eq!(load.span.kind, SpanKind::Client as i32);
+    assert_eq!(replica(&load), "r2");
+    assert!(
+        receiver.descends_from(&load, &call),
+        "{load:#?} under {call:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
