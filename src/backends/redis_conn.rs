@@ -175,13 +175,11 @@ pub(crate) fn cause_of(e: &redis::RedisError) -> Option<&'static str> {
 /// The span of one round trip of `cmd` for `user` (the store's metric label, `sessions`,
 /// `tasks`…, or `bus`): named `redis {command}`, a client span with the OpenTelemetry
 /// database attributes `db.system.name` (`redis`) and `db.operation.name` (the command), and
-/// `mcp.store` (`user`), a child of the current span. Nothing is formatted unless a
-/// subscriber records `DEBUG` spans of this crate; otherwise the span is disabled, which
-/// costs a check of the level. Outside any span (a background sweep, the rate limit before
-/// the request span) there is none either: a trace of a lone round trip tells nothing.
+/// `mcp.store` (`user`), a child of the current span; none outside any span
+/// ([`inside_a_span`](crate::observability::inside_a_span)). Nothing is formatted unless a
+/// subscriber records `DEBUG` spans of this crate: otherwise this costs a check of the level.
 pub(crate) fn round_trip_span(cmd: &redis::Cmd, user: &'static str) -> Span {
-    // The level first: with `DEBUG` off everywhere (the usual case) that is all it costs.
-    if !tracing::level_enabled!(tracing::Level::DEBUG) || Span::current().is_none() {
+    if !crate::observability::inside_a_span() {
         return Span::none();
     }
     let operation = match cmd.args_iter().next() {

@@ -54,13 +54,14 @@ impl Notifier {
     ///
     /// When traces are exported (feature `otel`) and the event has room for a trace context
     /// that is still empty, it carries the caller's: the replicas that deliver it do so in
-    /// the same trace. On a bus shared with other processes the publication is a span of
-    /// its own (`mcp.bus.publish`, a producer span) and the event carries that span's context.
+    /// the same trace. On a bus shared with other processes the publication, made inside a
+    /// span, is a span of its own (`mcp.bus.publish`, a producer span) and the event carries
+    /// that span's context.
     pub async fn publish(&self, mut event: ChangeEvent) -> Result<(), Error> {
         let kind = event.kind();
         crate::observability::metrics::record_notification_published(kind);
         // In-process, the publication is a function call: no span of its own.
-        let span = if self.bus.is_shared() {
+        let span = if self.bus.is_shared() && crate::observability::inside_a_span() {
             tracing::debug_span!(
                 "mcp.bus.publish",
                 otel.kind = "producer",
