@@ -25,7 +25,9 @@ use crate::protocol::Task;
 /// not know it, so replicas of different versions share a bus. `traceparent` is the W3C
 /// trace context of the span that published the event, present only when traces are
 /// exported (feature `otel`): the replica that acts on the event does so in a span of the
-/// same trace. A publisher outside the server leaves it out.
+/// same trace; a publisher outside the server may leave it out. In Rust, build the list
+/// events with [`ChangeEvent::tools_list_changed`] and its siblings (no trace context:
+/// [`Notifier::publish`](crate::notify::Notifier::publish) adds it).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
