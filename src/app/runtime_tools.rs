@@ -99,8 +99,13 @@ impl ToolSync {
         let _one = self.one_at_a_time.lock().await;
         let mut cmd = redis::cmd("HGETALL");
         cmd.arg(&self.key);
-        let enabled: HashMap<String, String> =
-            query_reconnecting(&mut self.redis.clone(), &cmd, "runtime tools".into()).await?;
+        let enabled: HashMap<String, String> = query_reconnecting(
+            &mut self.redis.clone(),
+            &cmd,
+            "runtime_tools",
+            "runtime tools".into(),
+        )
+        .await?;
         let mut wanted: Vec<&str> = MANAGED
             .into_iter()
             .filter(|n| enabled.contains_key(*n))
@@ -141,8 +146,13 @@ impl ToolSync {
         if command == "HSET" {
             cmd.arg(1);
         }
-        let written: Result<i64, Error> =
-            query_reconnecting(&mut self.redis.clone(), &cmd, "runtime tools".into()).await;
+        let written: Result<i64, Error> = query_reconnecting(
+            &mut self.redis.clone(),
+            &cmd,
+            "runtime_tools",
+            "runtime tools".into(),
+        )
+        .await;
         if let Err(e) = written {
             tracing::warn!(error = %e, "runtime tools not written");
             return StatusCode::SERVICE_UNAVAILABLE;

@@ -5,11 +5,18 @@
 //! [`query_reconnecting`], which survives one dropped connection. A shared store's
 //! connection is a [`StoreConn`]: the same, behind a circuit [`Breaker`], so that once Redis
 //! is known to be unreachable its calls fail at once rather than each waiting for a timeout.
+//!
+//! Every round trip is a `DEBUG` span ([`round_trip_span`]): a client span named
+//! `redis {command}` per the OpenTelemetry database conventions, a child of the request's
+//! span in an exported trace.
 
+use std::future::Future;
 use std::time::Duration;
 
 use redis::ErrorKind;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tracing::Span;
+use tracing::field::Empty;
 
 use crate::Error;
 use crate::backends::breaker::{Breaker, RETRY_EVERY};
@@ -141,7 +148,7 @@ impl StoreConn {
         context: String,
     ) -> Result<T, Error> {
         let mut conn = self.admit(|| context.clone())?;
-        match query_with_cause(&mut conn, cmd, context).await {
+        match query_with_cause(&mut conn, cmd, self.breaker.store(), context).await {
             Ok(value) => Ok(value),
             Err((e, Some(cause))) => {
                 self.failed(cause);
@@ -165,22 +172,85 @@ pub(crate) fn cause_of(e: &redis::RedisError) -> Option<&'static str> {
     }
 }
 
-/// Runs `cmd`, once more if the connection turns out broken (Redis restarted or failed over
-/// since the last command; the manager re-makes it after the first failure). A command whose
-/// first attempt did reach Redis runs twice: callers make sure that is harmless.
+/// The span of one round trip of `cmd` for `user` (the store's metric label, `sessions`,
+/// `tasks`…, or `bus`): named `redis {command}`, a client span with the OpenTelemetry
+/// database attributes `db.system.name` (`redis`) and `db.operation.name` (the command), and
+/// `mcp.store` (`user`), a child of the current span; none outside any span
+/// ([`inside_a_span`](crate::observability::inside_a_span)). Nothing is formatted unless a
+/// subscriber records `DEBUG` spans of this crate: otherwise this costs a check of the level.
+pub(crate) fn round_trip_span(cmd: &redis::Cmd, user: &'static str) -> Span {
+    if !crate::observability::inside_a_span() {
+        return Span::none();
+    }
+    let operation = match cmd.args_iter().next() {
+        Some(redis::Arg::Simple(name)) => std::str::from_utf8(name).unwrap_or("?"),
+        _ => "?",
+    };
+    tracing::debug_span!(
+        "redis",
+        otel.name = format!("redis {operation}"),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        db.system.name = "redis",
+        db.operation.name = operation,
+        mcp.store = user,
+        error.type = Empty,
+    )
+}
+
+/// Runs `round_trip` (one round trip of `cmd` for `user`) in its [`round_trip_span`], for
+/// a caller that talks to Redis without [`StoreConn::query`] or [`query_reconnecting`].
+pub(crate) async fn traced<F: Future>(
+    cmd: &redis::Cmd,
+    user: &'static str,
+    round_trip: F,
+) -> F::Output {
+    let span = round_trip_span(cmd, user);
+    if span.is_disabled() {
+        round_trip.await
+    } else {
+        tracing::Instrument::instrument(round_trip, span).await
+    }
+}
+
+/// Runs `cmd` for `user` (see [`round_trip_span`]), once more if the connection turns out
+/// broken (Redis restarted or failed over since the last command; the manager re-makes it
+/// after the first failure). A command whose first attempt did reach Redis runs twice:
+/// callers make sure that is harmless.
 pub(crate) async fn query_reconnecting<T: redis::FromRedisValue>(
     conn: &mut ConnectionManager,
     cmd: &redis::Cmd,
+    user: &'static str,
     context: String,
 ) -> Result<T, Error> {
-    query_with_cause(conn, cmd, context)
+    query_with_cause(conn, cmd, user, context)
         .await
         .map_err(|(e, _)| e)
 }
 
 /// [`query_reconnecting`], saying why it failed when Redis is the cause: `timeout`, or
 /// `error` (the connection is lost or cannot be made); `None` when Redis answered an error.
+/// A failure is the span's error (`error.type`: the cause, or `redis` for an error answer).
 async fn query_with_cause<T: redis::FromRedisValue>(
+    conn: &mut ConnectionManager,
+    cmd: &redis::Cmd,
+    user: &'static str,
+    context: String,
+) -> Result<T, (Error, Option<&'static str>)> {
+    let span = round_trip_span(cmd, user);
+    if span.is_disabled() {
+        return attempts(conn, cmd, context).await;
+    }
+    let result = tracing::Instrument::instrument(attempts(conn, cmd, context), span.clone()).await;
+    if let Err((_, cause)) = &result {
+        span.record("error.type", cause.unwrap_or("redis"));
+        span.record("otel.status_code", "ERROR");
+    }
+    result
+}
+
+/// The attempts of [`query_with_cause`].
+async fn attempts<T: redis::FromRedisValue>(
     conn: &mut ConnectionManager,
     cmd: &redis::Cmd,
     context: String,

@@ -32,8 +32,8 @@ use crate::protocol::legacy::{
 };
 use crate::protocol::methods::{DISCOVER, SUBSCRIPTIONS_LISTEN};
 use crate::protocol::strict::json_str;
-use crate::protocol::{ErrorObject, IdField, JsonObject, RequestId};
-use crate::server::envelope::{self, Meta};
+use crate::protocol::{ErrorObject, IdField, JsonObject, MetaWire, RequestId};
+use crate::server::envelope::{self, Meta, ParamsView};
 use crate::server::{Ask, Observed, Outcome, Reply};
 
 /// What the legacy path hands back to a transport.
@@ -251,15 +251,27 @@ impl Legacy {
         if method == INITIALIZE {
             return self.initialize(id, body, principal);
         }
+        // Read before the session is loaded: the trace context goes on the request span
+        // before the session store's round trips (its child spans) start it. A refusal of
+        // the params still comes after the session's.
+        let read = msg.params.read_legacy();
+        if let Ok((view, wire)) = &read {
+            let (traceparent, tracestate) = (wire.traceparent(), wire.tracestate());
+            crate::observability::on_trace(
+                &method,
+                view.name,
+                traceparent,
+                tracestate,
+                &extensions,
+            );
+        }
         let (session, settings) = match self.session(Some(&id), session_id, principal).await {
             Ok(s) => s,
             Err(refusal) => return refusal,
         };
         let key = session.key.clone();
         match self
-            .legacy_method(
-                body, &id, &method, msg.params, session, settings, extensions,
-            )
+            .legacy_method(body, &id, &method, read, session, settings, extensions)
             .await
         {
             Ok(outcome @ Outcome::Running(_)) => LegacyOutcome {
@@ -323,7 +335,7 @@ impl Legacy {
         body: &Bytes,
         id: &RequestId,
         method: &str,
-        params_raw: envelope::Params<'_>,
+        read: Result<(ParamsView<'_>, MetaWire<'_>), ErrorObject>,
         session: Session,
         settings: SessionSettings,
         extensions: Extensions,
@@ -383,7 +395,7 @@ impl Legacy {
             }
             _ => {}
         }
-        let (view, wire) = params_raw.read_legacy()?;
+        let (view, wire) = read?;
         let meta = wire.into_legacy_meta(
             session.version,
             session.capabilities.clone(),

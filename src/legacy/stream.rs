@@ -129,23 +129,29 @@ impl State {
             }
             Delivery::Event(event) => event,
         };
-        match &*event {
-            ChangeEvent::ToolsListChanged if l.tools => self.list_changed(TOOLS_LIST_CHANGED),
-            ChangeEvent::PromptsListChanged if l.prompts => self.list_changed(PROMPTS_LIST_CHANGED),
-            ChangeEvent::ResourcesListChanged if l.resources => {
-                self.list_changed(RESOURCES_LIST_CHANGED)
-            }
-            ChangeEvent::ResourceUpdated { uri }
-                if self.s.settings.subscriptions.iter().any(|s| covers(s, uri)) =>
-            {
-                self.updated(uri);
-            }
-            ChangeEvent::ServerFingerprint(theirs) => self.lists_changed(Some(theirs)),
-            ChangeEvent::SessionChanged { session } if *session == self.s.session.key => {
+        if let ChangeEvent::SessionChanged { session } = &*event {
+            if *session == self.s.session.key {
                 self.reload().await;
             }
-            _ => {}
+            return;
         }
+        let method = match &*event {
+            ChangeEvent::ToolsListChanged { .. } if l.tools => TOOLS_LIST_CHANGED,
+            ChangeEvent::PromptsListChanged { .. } if l.prompts => PROMPTS_LIST_CHANGED,
+            ChangeEvent::ResourcesListChanged { .. } if l.resources => RESOURCES_LIST_CHANGED,
+            ChangeEvent::ResourceUpdated { uri, .. }
+                if self.s.settings.subscriptions.iter().any(|s| covers(s, uri)) =>
+            {
+                RESOURCES_UPDATED
+            }
+            ChangeEvent::ServerFingerprint(theirs) => return self.lists_changed(Some(theirs)),
+            _ => return,
+        };
+        // In the publisher's trace when it sent one.
+        event.delivery_span().in_scope(|| match &*event {
+            ChangeEvent::ResourceUpdated { uri, .. } => self.updated(uri),
+            _ => self.list_changed(method),
+        });
     }
 
     async fn next(mut self) -> Option<(Bytes, Self)> {

@@ -12,29 +12,56 @@ use crate::protocol::Task;
 ///
 /// | `type` | other fields | becomes, on listen streams that asked for it |
 /// |---|---|---|
-/// | `tools_list_changed` | | `notifications/tools/list_changed` |
-/// | `prompts_list_changed` | | `notifications/prompts/list_changed` |
-/// | `resources_list_changed` | | `notifications/resources/list_changed` |
-/// | `resource_updated` | `uri` | `notifications/resources/updated` for streams subscribed to `uri` or a parent |
+/// | `tools_list_changed` | `traceparent`? | `notifications/tools/list_changed` |
+/// | `prompts_list_changed` | `traceparent`? | `notifications/prompts/list_changed` |
+/// | `resources_list_changed` | `traceparent`? | `notifications/resources/list_changed` |
+/// | `resource_updated` | `uri`, `traceparent`? | `notifications/resources/updated` for streams subscribed to `uri` or a parent |
 /// | `server_fingerprint` | `tools`, `prompts`, `resources` | the list-changed notification of each list whose fingerprint differs from the receiving replica's |
 /// | `session_changed` | `session` | nothing on listen streams; the legacy GET stream of that session re-reads its settings (subscriptions, revocation) from the session store |
 /// | `input_answer` | `replica`, `id`, `session`, `answer`, `traceparent`? | nothing on listen streams; the replica named `replica` hands `answer` (the JSON text of a legacy client's response) to the `tools/call` waiting for request `id` of that session |
 /// | `task_status` | `task` (the wire `Task`), `principal`?, `traceparent`? | `notifications/tasks` for streams that listed the task's id (and belong to its principal); the replica running the task stops its handler when the status is terminal |
+///
+/// A field marked `?` is optional: absent when empty, and ignored by a replica that does
+/// not know it, so replicas of different versions share a bus. `traceparent` is the W3C
+/// trace context of the span that published the event, present only when traces are
+/// exported (feature `otel`): the replica that acts on the event does so in a span of the
+/// same trace; a publisher outside the server may leave it out. In Rust, build the list
+/// events with [`ChangeEvent::tools_list_changed`] and its siblings (no trace context:
+/// [`Notifier::publish`](crate::notify::Notifier::publish) adds it).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ChangeEvent {
     /// The tool list changed (`notifications/tools/list_changed`).
-    ToolsListChanged,
+    ToolsListChanged {
+        /// The W3C `traceparent` of the span that published the change, when traces are
+        /// exported (feature `otel`): listen and GET streams deliver it in that trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        traceparent: Option<String>,
+    },
     /// The prompt list changed (`notifications/prompts/list_changed`).
-    PromptsListChanged,
+    PromptsListChanged {
+        /// The W3C `traceparent` of the span that published the change, when traces are
+        /// exported (feature `otel`): listen and GET streams deliver it in that trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        traceparent: Option<String>,
+    },
     /// The resource list changed (`notifications/resources/list_changed`).
-    ResourcesListChanged,
+    ResourcesListChanged {
+        /// The W3C `traceparent` of the span that published the change, when traces are
+        /// exported (feature `otel`): listen and GET streams deliver it in that trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        traceparent: Option<String>,
+    },
     /// A resource's content changed (`notifications/resources/updated`); streams subscribed
     /// to this URI or to a parent of it hear about it.
     ResourceUpdated {
         /// The resource that changed.
         uri: String,
+        /// The W3C `traceparent` of the span that published the change, when traces are
+        /// exported (feature `otel`): listen and GET streams deliver it in that trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        traceparent: Option<String>,
     },
     /// A replica announces the versions of its lists, as it does when it starts: a replica
     /// whose lists differ (one running another version of the server, during a rolling
@@ -118,6 +145,72 @@ pub struct ListFingerprints {
 }
 
 impl ChangeEvent {
+    /// `tools_list_changed`.
+    pub fn tools_list_changed() -> Self {
+        ChangeEvent::ToolsListChanged { traceparent: None }
+    }
+
+    /// `prompts_list_changed`.
+    pub fn prompts_list_changed() -> Self {
+        ChangeEvent::PromptsListChanged { traceparent: None }
+    }
+
+    /// `resources_list_changed`.
+    pub fn resources_list_changed() -> Self {
+        ChangeEvent::ResourcesListChanged { traceparent: None }
+    }
+
+    /// `resource_updated` for `uri`.
+    pub fn resource_updated(uri: impl Into<String>) -> Self {
+        ChangeEvent::ResourceUpdated {
+            uri: uri.into(),
+            traceparent: None,
+        }
+    }
+
+    /// The trace context the event carries, if any.
+    pub(crate) fn traceparent(&self) -> Option<&str> {
+        match self {
+            ChangeEvent::ToolsListChanged { traceparent }
+            | ChangeEvent::PromptsListChanged { traceparent }
+            | ChangeEvent::ResourcesListChanged { traceparent }
+            | ChangeEvent::ResourceUpdated { traceparent, .. }
+            | ChangeEvent::InputAnswer { traceparent, .. }
+            | ChangeEvent::TaskStatus(TaskChange { traceparent, .. }) => traceparent.as_deref(),
+            ChangeEvent::ServerFingerprint(_) | ChangeEvent::SessionChanged { .. } => None,
+        }
+    }
+
+    /// Where the event keeps its trace context; `None` for an event that carries none.
+    pub(crate) fn traceparent_mut(&mut self) -> Option<&mut Option<String>> {
+        match self {
+            ChangeEvent::ToolsListChanged { traceparent }
+            | ChangeEvent::PromptsListChanged { traceparent }
+            | ChangeEvent::ResourcesListChanged { traceparent }
+            | ChangeEvent::ResourceUpdated { traceparent, .. }
+            | ChangeEvent::InputAnswer { traceparent, .. }
+            | ChangeEvent::TaskStatus(TaskChange { traceparent, .. }) => Some(traceparent),
+            ChangeEvent::ServerFingerprint(_) | ChangeEvent::SessionChanged { .. } => None,
+        }
+    }
+
+    /// The span a replica hands this event to its streams in (`mcp.bus.deliver`, a
+    /// consumer span): one continuing the trace of the replica that published it, or no
+    /// span at all when the event carries no trace context (traces are not exported).
+    pub(crate) fn delivery_span(&self) -> tracing::Span {
+        let Some(traceparent) = self.traceparent() else {
+            return tracing::Span::none();
+        };
+        let span = tracing::debug_span!(
+            "mcp.bus.deliver",
+            otel.kind = "consumer",
+            messaging.operation.type = "process",
+            mcp.bus.event = self.kind(),
+        );
+        crate::observability::continue_trace(&span, Some(traceparent));
+        span
+    }
+
     /// The notification method this event becomes on a listen stream; `None` for a
     /// [`ChangeEvent::ServerFingerprint`], which may become several or none.
     pub fn notification_method(&self) -> Option<&'static str> {
@@ -125,9 +218,9 @@ impl ChangeEvent {
             PROMPTS_LIST_CHANGED, RESOURCES_LIST_CHANGED, RESOURCES_UPDATED, TOOLS_LIST_CHANGED,
         };
         Some(match self {
-            ChangeEvent::ToolsListChanged => TOOLS_LIST_CHANGED,
-            ChangeEvent::PromptsListChanged => PROMPTS_LIST_CHANGED,
-            ChangeEvent::ResourcesListChanged => RESOURCES_LIST_CHANGED,
+            ChangeEvent::ToolsListChanged { .. } => TOOLS_LIST_CHANGED,
+            ChangeEvent::PromptsListChanged { .. } => PROMPTS_LIST_CHANGED,
+            ChangeEvent::ResourcesListChanged { .. } => RESOURCES_LIST_CHANGED,
             ChangeEvent::ResourceUpdated { .. } => RESOURCES_UPDATED,
             ChangeEvent::ServerFingerprint(_)
             | ChangeEvent::SessionChanged { .. }
@@ -154,14 +247,12 @@ mod tests {
 
     #[test]
     fn wire_format_is_documented_json() {
-        let e = ChangeEvent::ResourceUpdated {
-            uri: "file:///a".into(),
-        };
+        let e = ChangeEvent::resource_updated("file:///a");
         let text = serde_json::to_string(&e).unwrap();
         assert_eq!(text, r#"{"type":"resource_updated","uri":"file:///a"}"#);
         assert_eq!(serde_json::from_str::<ChangeEvent>(&text).unwrap(), e);
         assert_eq!(
-            serde_json::to_string(&ChangeEvent::ToolsListChanged).unwrap(),
+            serde_json::to_string(&ChangeEvent::tools_list_changed()).unwrap(),
             r#"{"type":"tools_list_changed"}"#
         );
         assert!(serde_json::from_str::<ChangeEvent>(r#"{"type":"nope"}"#).is_err());
@@ -195,6 +286,64 @@ mod tests {
             })
             .unwrap(),
             r#"{"type":"session_changed","session":"k"}"#
+        );
+    }
+
+    /// What a replica of the version before `traceparent` sends on list changes, and reads.
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Older {
+        ToolsListChanged,
+        ResourceUpdated { uri: String },
+    }
+
+    #[test]
+    fn the_trace_context_of_a_list_change_is_optional_both_ways() {
+        const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let mut traced = ChangeEvent::tools_list_changed();
+        *traced.traceparent_mut().unwrap() = Some(TP.into());
+        let text = serde_json::to_string(&traced).unwrap();
+        assert_eq!(
+            text,
+            format!(r#"{{"type":"tools_list_changed","traceparent":"{TP}"}}"#)
+        );
+        assert_eq!(serde_json::from_str::<ChangeEvent>(&text).unwrap(), traced);
+        assert_eq!(traced.traceparent(), Some(TP));
+        // An older replica ignores it ...
+        assert_eq!(
+            serde_json::from_str::<Older>(&text).unwrap(),
+            Older::ToolsListChanged
+        );
+        let mut updated = ChangeEvent::resource_updated("file:///a");
+        *updated.traceparent_mut().unwrap() = Some(TP.into());
+        let text = serde_json::to_string(&updated).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Older>(&text).unwrap(),
+            Older::ResourceUpdated {
+                uri: "file:///a".into()
+            }
+        );
+        // ... and a newer one reads what an older one sends.
+        let read = |t: &str| serde_json::from_str::<ChangeEvent>(t).unwrap();
+        assert_eq!(
+            read(r#"{"type":"prompts_list_changed"}"#),
+            ChangeEvent::prompts_list_changed()
+        );
+        assert_eq!(
+            read(r#"{"type":"resources_list_changed"}"#),
+            ChangeEvent::resources_list_changed()
+        );
+        assert_eq!(
+            read(r#"{"type":"resource_updated","uri":"u"}"#).traceparent(),
+            None
+        );
+        // Events that carry none have no place for one.
+        assert!(
+            ChangeEvent::SessionChanged {
+                session: "k".into()
+            }
+            .traceparent_mut()
+            .is_none()
         );
     }
 }

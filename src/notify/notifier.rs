@@ -51,10 +51,34 @@ impl Notifier {
     }
 
     /// Publishes any event.
-    pub async fn publish(&self, event: ChangeEvent) -> Result<(), Error> {
+    ///
+    /// When traces are exported (feature `otel`) and the event has room for a trace context
+    /// that is still empty, it carries the caller's: the replicas that deliver it do so in
+    /// the same trace. On a bus shared with other processes the publication, made inside a
+    /// span, is a span of its own (`mcp.bus.publish`, a producer span) and the event carries
+    /// that span's context.
+    pub async fn publish(&self, mut event: ChangeEvent) -> Result<(), Error> {
         let kind = event.kind();
         crate::observability::metrics::record_notification_published(kind);
-        let published = self.bus.publish(event).await;
+        // In-process, the publication is a function call: no span of its own.
+        let span = if self.bus.is_shared() && crate::observability::inside_a_span() {
+            tracing::debug_span!(
+                "mcp.bus.publish",
+                otel.kind = "producer",
+                messaging.operation.type = "send",
+                mcp.bus.event = kind,
+            )
+        } else {
+            tracing::Span::none()
+        };
+        if let Some(slot) = event.traceparent_mut().filter(|slot| slot.is_none()) {
+            *slot = span.in_scope(crate::observability::current_traceparent);
+        }
+        let published = if span.is_disabled() {
+            self.bus.publish(event).await
+        } else {
+            tracing::Instrument::instrument(self.bus.publish(event), span).await
+        };
         if published.is_err() {
             crate::observability::metrics::record_bus_publish_error(kind);
         }
@@ -63,23 +87,22 @@ impl Notifier {
 
     /// The tool list changed.
     pub async fn tools_list_changed(&self) -> Result<(), Error> {
-        self.publish(ChangeEvent::ToolsListChanged).await
+        self.publish(ChangeEvent::tools_list_changed()).await
     }
 
     /// The prompt list changed.
     pub async fn prompts_list_changed(&self) -> Result<(), Error> {
-        self.publish(ChangeEvent::PromptsListChanged).await
+        self.publish(ChangeEvent::prompts_list_changed()).await
     }
 
     /// The resource list changed.
     pub async fn resources_list_changed(&self) -> Result<(), Error> {
-        self.publish(ChangeEvent::ResourcesListChanged).await
+        self.publish(ChangeEvent::resources_list_changed()).await
     }
 
     /// The content of `uri` changed.
     pub async fn resource_updated(&self, uri: impl Into<String>) -> Result<(), Error> {
-        self.publish(ChangeEvent::ResourceUpdated { uri: uri.into() })
-            .await
+        self.publish(ChangeEvent::resource_updated(uri)).await
     }
 
     /// Whether its bus joins replicas in other processes ([`NotifyBus::is_shared`]).

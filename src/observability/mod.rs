@@ -53,10 +53,10 @@ pub use otel::OtlpTraces;
 pub use otlp_metrics::OtlpMetrics;
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
-pub(crate) use propagation::{continue_trace, current_traceparent};
+pub(crate) use propagation::{continue_trace, current_traceparent, inside_a_span};
 pub use readiness::{Condition, Readiness};
 pub(crate) use request::{RequestObserver, RequestProbe};
-pub(crate) use request::{SpanMeta, on_answer, on_request};
+pub(crate) use request::{SpanMeta, on_answer, on_request, on_trace};
 pub(crate) use request::{TRACEPARENT, traceparent_header};
 pub(crate) use trace_context::TraceParent;
 

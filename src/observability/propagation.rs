@@ -27,3 +27,12 @@ pub(crate) fn continue_trace(span: &Span, traceparent: Option<&str>) {
     #[cfg(not(feature = "otel"))]
     let _ = (span, traceparent);
 }
+
+/// Whether a child span made now would be recorded under a parent: `DEBUG` spans may be
+/// recorded (the level is checked first: with `DEBUG` off everywhere, the usual case, that
+/// is all it costs) and a span is current. The spans of bus and store round trips are made
+/// only then: outside any span (a background sweep, the rate limit before the request span,
+/// the announcement at start-up) each would be a trace of its own that tells nothing.
+pub(crate) fn inside_a_span() -> bool {
+    tracing::level_enabled!(tracing::Level::DEBUG) && !Span::current().is_none()
+}

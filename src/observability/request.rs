@@ -462,6 +462,39 @@ pub(crate) fn on_request(
     }
 }
 
+/// When traces are exported, names the current request span (`{method} {target}`) and
+/// makes the caller's span its parent (`traceparent` and `tracestate` from `_meta`, else
+/// the HTTP header in `extensions`), as [`on_request`] does later: for a path that makes
+/// store round trips before it can call [`on_request`] (a legacy request loads its session
+/// first). A round trip's span is a child of the request span, and the OTel request span
+/// starts with its first child: its name and parent must be set by then. A no-op without
+/// the `otel` feature or an exporter.
+pub(crate) fn on_trace(
+    method: &str,
+    name: Option<&RawValue>,
+    traceparent: Option<&str>,
+    tracestate: Option<&str>,
+    extensions: &Extensions,
+) {
+    #[cfg(feature = "otel")]
+    if super::otel::exporting() {
+        let span = Span::current();
+        if span.is_disabled() {
+            return;
+        }
+        let target = match method {
+            TOOLS_CALL | PROMPTS_GET => string(name),
+            _ => None,
+        };
+        let from_meta = traceparent.and_then(TraceParent::parse);
+        let parent = from_meta.or_else(|| extensions.get::<TraceParent>().copied());
+        let state = from_meta.and(tracestate);
+        super::otel::on_request(&span, method, target.as_deref(), parent.map(|p| (p, state)));
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = (method, name, traceparent, tracestate, extensions);
+}
+
 /// Names the current request span for a legacy client's answer to a server-to-client
 /// request (a JSON-RPC response, no method) and, when traces are exported, makes the HTTP
 /// `traceparent` header (in `extensions`) its parent; the answer may travel on over the bus

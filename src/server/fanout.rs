@@ -230,31 +230,52 @@ impl Table {
             .map(|(k, e)| (*k, e))
     }
 
-    /// Sends the list-changed notification `list` to every stream following it.
-    fn list_changed(&self, list: usize) {
-        let mut n = 0;
-        for (_, e) in self.followers(list) {
-            n += u64::from(e.inbox.push(&self.lists[list]));
-        }
-        metrics::record_notifications_delivered(LISTS[list], n);
+    /// Sends the list-changed notification `list`, because of `cause`, to every stream
+    /// following it.
+    fn list_changed(&self, list: usize, cause: &ChangeEvent) {
+        let followers = self.followers(list).map(|(_, e)| e);
+        self.push(LISTS[list], followers, &self.lists[list], cause);
     }
 
-    /// Sends `message` to the streams `keys`.
-    fn send(&self, method: &'static str, keys: impl Iterator<Item = u64>, message: Spliced) {
-        let message = Arc::new(message);
+    /// Sends `message`, because of `cause`, to the streams `keys`.
+    fn send(
+        &self,
+        method: &'static str,
+        keys: impl Iterator<Item = u64>,
+        message: Spliced,
+        cause: &ChangeEvent,
+    ) {
+        let to = keys.filter_map(|k| self.streams.get(&k));
+        self.push(method, to, &Arc::new(message), cause);
+    }
+
+    /// Pushes `message` into the inboxes of `to`; when there is any, in the span continuing
+    /// the trace of `cause` (the publisher's), if it carries one.
+    fn push<'a>(
+        &self,
+        method: &'static str,
+        to: impl Iterator<Item = &'a Entry>,
+        message: &Arc<Spliced>,
+        cause: &ChangeEvent,
+    ) {
+        let mut to = to.peekable();
         let mut n = 0;
-        for e in keys.filter_map(|k| self.streams.get(&k)) {
-            n += u64::from(e.inbox.push(&message));
+        if to.peek().is_some() {
+            cause.delivery_span().in_scope(|| {
+                for e in to {
+                    n += u64::from(e.inbox.push(message));
+                }
+            });
         }
         metrics::record_notifications_delivered(method, n);
     }
 
     fn deliver(&self, event: &ChangeEvent, ours: &ListFingerprints) {
         match event {
-            ChangeEvent::ToolsListChanged => self.list_changed(0),
-            ChangeEvent::PromptsListChanged => self.list_changed(1),
-            ChangeEvent::ResourcesListChanged => self.list_changed(2),
-            ChangeEvent::ResourceUpdated { uri } => {
+            ChangeEvent::ToolsListChanged { .. } => self.list_changed(0, event),
+            ChangeEvent::PromptsListChanged { .. } => self.list_changed(1, event),
+            ChangeEvent::ResourcesListChanged { .. } => self.list_changed(2, event),
+            ChangeEvent::ResourceUpdated { uri, .. } => {
                 let mut covering = covering_prefixes(uri).filter_map(|p| self.by_uri.get(p));
                 let Some(first) = covering.next() else {
                     return;
@@ -266,7 +287,7 @@ impl Table {
                     uri: owned.clone(),
                 });
                 match second {
-                    None => self.send(RESOURCES_UPDATED, first.iter(), message),
+                    None => self.send(RESOURCES_UPDATED, first.iter(), message, event),
                     Some(second) => {
                         // A stream subscribed to several covering URIs hears about it once.
                         let mut keys: Vec<u64> = first
@@ -276,7 +297,7 @@ impl Table {
                             .collect();
                         keys.sort_unstable();
                         keys.dedup();
-                        self.send(RESOURCES_UPDATED, keys.into_iter(), message);
+                        self.send(RESOURCES_UPDATED, keys.into_iter(), message, event);
                     }
                 }
             }
@@ -293,12 +314,12 @@ impl Table {
                 let message = Spliced::new(TASKS_NOTIFICATION, move |meta| {
                     TaskNotificationParams::new(task.clone(), meta)
                 });
-                self.send(TASKS_NOTIFICATION, keys, message);
+                self.send(TASKS_NOTIFICATION, keys, message, event);
             }
             ChangeEvent::ServerFingerprint(theirs) => {
                 for method in changed_lists([true; 3], Some((ours, theirs))) {
                     if let Some(list) = LISTS.iter().position(|m| *m == method) {
-                        self.list_changed(list);
+                        self.list_changed(list, event);
                     }
                 }
             }
@@ -529,16 +550,10 @@ mod tests {
             let n = notifier.clone();
             async move { n.publish(e).await.unwrap() }
         };
-        publish(ChangeEvent::ToolsListChanged).await;
+        publish(ChangeEvent::tools_list_changed()).await;
         // Covered twice for stream 1 (both its URIs), once for 2.
-        publish(ChangeEvent::ResourceUpdated {
-            uri: "file:///p/a".into(),
-        })
-        .await;
-        publish(ChangeEvent::ResourceUpdated {
-            uri: "file:///project".into(),
-        })
-        .await;
+        publish(ChangeEvent::resource_updated("file:///p/a")).await;
+        publish(ChangeEvent::resource_updated("file:///project")).await;
         let task = crate::protocol::Task {
             task_id: "t1".into(),
             status: "working".into(),
@@ -587,10 +602,7 @@ mod tests {
             assert_eq!(t.by_task["t1"].iter().count(), 1);
             assert_eq!(t.streams.len(), 2);
         }
-        publish(ChangeEvent::ResourceUpdated {
-            uri: "file:///p/a".into(),
-        })
-        .await;
+        publish(ChangeEvent::resource_updated("file:///p/a")).await;
         assert_eq!(drained(&a, 1).await, ["notifications/resources/updated 1"]);
         assert!(drained(&b, 2).await.is_empty());
     }

@@ -40,7 +40,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// let client = TestClient::new(server.clone());
 /// let mut stream = client.listen().tools().timeout(Duration::from_secs(5)).open().await.unwrap();
 /// assert_eq!(stream.acknowledged()["toolsListChanged"], true);
-/// server.notifier().publish(ChangeEvent::ToolsListChanged).await.unwrap();
+/// server.notifier().publish(ChangeEvent::tools_list_changed()).await.unwrap();
 /// let changed = stream.notification("notifications/tools/list_changed").await.unwrap();
 /// assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], stream.id());
 /// # }

@@ -94,9 +94,7 @@ async fn next_event(rx: &mut BusReceiver) -> ChangeEvent {
 }
 
 fn updated(n: usize) -> ChangeEvent {
-    ChangeEvent::ResourceUpdated {
-        uri: format!("test://r/{n}"),
-    }
+    ChangeEvent::resource_updated(format!("test://r/{n}"))
 }
 
 fn options() -> BusOptions {
@@ -116,13 +114,13 @@ async fn delivers_to_every_subscriber_on_every_replica(cluster: &dyn Cluster) {
         .collect();
     replicas[0]
         .bus
-        .publish(ChangeEvent::ToolsListChanged)
+        .publish(ChangeEvent::tools_list_changed())
         .await
         .unwrap();
     replicas[0].bus.publish(updated(1)).await.unwrap();
     replicas[1]
         .bus
-        .publish(ChangeEvent::PromptsListChanged)
+        .publish(ChangeEvent::prompts_list_changed())
         .await
         .unwrap();
     for rx in &mut subscribers {
@@ -132,14 +130,17 @@ async fn delivers_to_every_subscriber_on_every_replica(cluster: &dyn Cluster) {
         }
         let from_first: Vec<_> = got
             .iter()
-            .filter(|e| **e != ChangeEvent::PromptsListChanged)
+            .filter(|e| **e != ChangeEvent::prompts_list_changed())
             .collect();
         assert_eq!(
             from_first,
-            [&ChangeEvent::ToolsListChanged, &updated(1)],
+            [&ChangeEvent::tools_list_changed(), &updated(1)],
             "one publisher's events arrive in order"
         );
-        assert!(got.contains(&ChangeEvent::PromptsListChanged), "{got:?}");
+        assert!(
+            got.contains(&ChangeEvent::prompts_list_changed()),
+            "{got:?}"
+        );
     }
 }
 

@@ -55,6 +55,21 @@ async fn echo_with_context(client: &Client, id: &str, trace: &str, caller: &str)
     assert!(x.messages[0].get("result").is_some(), "{}", x.body);
 }
 
+/// Stops `srv` (SIGTERM), waits up to 30 s for it to exit, checks it exited successfully,
+/// and returns its log lines.
+async fn stop(mut srv: ServerProcess) -> Vec<String> {
+    srv.signal("TERM");
+    let (status, lines) = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || (srv.wait(), srv.stderr_lines())),
+    )
+    .await
+    .expect("the server exits")
+    .unwrap();
+    assert!(status.success(), "{status:?}");
+    lines
+}
+
 #[tokio::test]
 async fn a_tool_call_continues_the_callers_trace_over_otlp() {
     let receiver = Receiver::start().await;
@@ -142,16 +157,12 @@ async fn a_tool_call_continues_the_callers_trace_over_otlp() {
 async fn spans_still_queued_are_exported_at_drain() {
     let receiver = Receiver::start().await;
     // A batch delay far longer than the test: only the flush at shutdown exports.
-    let mut srv = exporting_server(&receiver.endpoint, "600000");
+    let srv = exporting_server(&receiver.endpoint, "600000");
     let client = Client::new(&srv.url);
     echo_with_context(&client, "queued", TRACE, CALLER).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(receiver.spans().is_empty(), "exported before the drain");
-    srv.signal("TERM");
-    let status = tokio::task::spawn_blocking(move || srv.wait())
-        .await
-        .unwrap();
-    assert!(status.success(), "{status:?}");
+    stop(srv).await;
     let got = receiver.wait_for(TRACE, "tools/call echo").await;
     assert_eq!(hex(&got.span.parent_span_id), CALLER);
 }
@@ -162,7 +173,7 @@ async fn a_collector_that_is_down_costs_requests_nothing() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
-    let mut srv = exporting_server(&endpoint, "10");
+    let srv = exporting_server(&endpoint, "10");
     let client = Client::new(&srv.url);
     for i in 0..50 {
         let id = format!("down-{i}");
@@ -172,15 +183,7 @@ async fn a_collector_that_is_down_costs_requests_nothing() {
             .expect("a request is not held up by the exporter");
     }
     // Nor does the shutdown hang on the unreachable collector.
-    srv.signal("TERM");
-    let status = tokio::time::timeout(
-        Duration::from_secs(30),
-        tokio::task::spawn_blocking(move || srv.wait()),
-    )
-    .await
-    .expect("the server exits")
-    .unwrap();
-    assert!(status.success(), "{status:?}");
+    stop(srv).await;
 }
 
 #[tokio::test]
@@ -195,7 +198,7 @@ async fn a_collector_that_never_answers_costs_requests_nothing() {
             held.push(socket);
         }
     });
-    let mut srv = spawn_server_with(
+    let srv = spawn_server_with(
         &["--drain-delay-secs", "0"],
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
@@ -213,15 +216,7 @@ async fn a_collector_that_never_answers_costs_requests_nothing() {
             .await
             .expect("a request is not held up by the exporter");
     }
-    srv.signal("TERM");
-    let (status, lines) = tokio::time::timeout(
-        Duration::from_secs(30),
-        tokio::task::spawn_blocking(move || (srv.wait(), srv.stderr_lines())),
-    )
-    .await
-    .expect("the server exits")
-    .unwrap();
-    assert!(status.success(), "{status:?}");
+    let lines = stop(srv).await;
     // The drops are logged (the SDK keeps their count to itself).
     assert!(
         lines
@@ -235,7 +230,7 @@ async fn a_collector_that_never_answers_costs_requests_nothing() {
 async fn nothing_is_exported_without_an_endpoint() {
     let receiver = Receiver::start().await;
     // Everything but the endpoint (pointed at the receiver under a name the SDK ignores).
-    let mut srv = spawn_server_with(
+    let srv = spawn_server_with(
         &["--drain-delay-secs", "0"],
         &[
             ("OTEL_BSP_SCHEDULE_DELAY", "10"),
@@ -246,18 +241,14 @@ async fn nothing_is_exported_without_an_endpoint() {
     );
     let client = Client::new(&srv.url);
     echo_with_context(&client, "quiet", TRACE, CALLER).await;
-    srv.signal("TERM");
-    let status = tokio::task::spawn_blocking(move || srv.wait())
-        .await
-        .unwrap();
-    assert!(status.success(), "{status:?}");
+    stop(srv).await;
     // The exporter would have flushed at shutdown: the process is gone, nothing came.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
     assert!(receiver.metrics().is_empty(), "{:#?}", receiver.metrics());
 
     // The endpoint set, the SDK disabled (`OTEL_SDK_DISABLED`): nothing either.
-    let mut srv = spawn_server_with(
+    let srv = spawn_server_with(
         &["--drain-delay-secs", "0"],
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint),
@@ -268,11 +259,7 @@ async fn nothing_is_exported_without_an_endpoint() {
     );
     let client = Client::new(&srv.url);
     echo_with_context(&client, "disabled", TRACE, CALLER).await;
-    srv.signal("TERM");
-    let status = tokio::task::spawn_blocking(move || srv.wait())
-        .await
-        .unwrap();
-    assert!(status.success(), "{status:?}");
+    stop(srv).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
     assert!(receiver.metrics().is_empty(), "{:#?}", receiver.metrics());

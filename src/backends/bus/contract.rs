@@ -151,7 +151,7 @@ mod tests {
         let fan = Fanout::new(4);
         let mut slow = fan.subscribe();
         for _ in 0..100 {
-            fan.deliver(ChangeEvent::ToolsListChanged);
+            fan.deliver(ChangeEvent::tools_list_changed());
         }
         assert_eq!(slow.recv().await, Some(Delivery::Resync));
         // Then the newest events (the ring holds at most 4).

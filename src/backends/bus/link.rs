@@ -192,7 +192,7 @@ mod tests {
     fn only_change_events_are_delivered() {
         assert_eq!(
             decode("test", br#"{"type":"tools_list_changed"}"#),
-            Some(ChangeEvent::ToolsListChanged)
+            Some(ChangeEvent::tools_list_changed())
         );
         assert_eq!(decode("test", b"hello"), None);
         assert_eq!(decode("test", br#"{"type":"unknown"}"#), None);

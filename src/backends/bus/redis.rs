@@ -126,7 +126,7 @@ impl NotifyBus for RedisBus {
             cmd.arg(&self.inner.channel).arg(payload);
             let context = format!("publishing to Redis at {}", self.inner.target);
             // At worst an event arrives twice, which is harmless.
-            query_reconnecting::<i64>(&mut conn, &cmd, context).await?;
+            query_reconnecting::<i64>(&mut conn, &cmd, "bus", context).await?;
             Ok(())
         })
     }

@@ -111,10 +111,9 @@ impl RedisRateStore {
         if let Some(sha) = self.sha.lock().unwrap_or_else(|p| p.into_inner()).clone() {
             return Ok(sha);
         }
-        let sha: String = redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(GCRA)
-            .query_async(conn)
+        let mut cmd = redis::cmd("SCRIPT");
+        cmd.arg("LOAD").arg(GCRA);
+        let sha: String = redis_support::traced(&cmd, "rate", cmd.query_async(conn))
             .await
             .map_err(|e| self.failed(e))?;
         *self.sha.lock().unwrap_or_else(|p| p.into_inner()) = Some(sha.clone());
@@ -138,7 +137,7 @@ impl RedisRateStore {
             for (_, budget) in checks {
                 cmd.arg(micros(budget.interval())).arg(budget.burst.get());
             }
-            match cmd.query_async::<Vec<i64>>(conn).await {
+            match redis_support::traced(&cmd, "rate", cmd.query_async::<Vec<i64>>(conn)).await {
                 Ok(v) => return Ok(v),
                 Err(e)
                     if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>

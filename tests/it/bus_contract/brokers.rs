@@ -30,9 +30,15 @@ async fn prefixes_isolate_deployments(broker: &dyn Cluster) {
     connected(&[&a, &b]).await;
     let mut on_b = b.bus.subscribe();
     let mut on_a = a.bus.subscribe();
-    a.bus.publish(ChangeEvent::ToolsListChanged).await.unwrap();
+    a.bus
+        .publish(ChangeEvent::tools_list_changed())
+        .await
+        .unwrap();
     b.bus.publish(updated(7)).await.unwrap();
-    assert_eq!(next_event(&mut on_a).await, ChangeEvent::ToolsListChanged);
+    assert_eq!(
+        next_event(&mut on_a).await,
+        ChangeEvent::tools_list_changed()
+    );
     assert_eq!(next_event(&mut on_b).await, updated(7));
     assert_eq!(quiet(&mut on_b).await, None, "b never sees a's events");
     assert_eq!(quiet(&mut on_a).await, None, "a never sees b's events");
@@ -57,7 +63,7 @@ async fn a_lost_broker_is_reported_and_resynced<B: Broker>(broker: &mut B) {
     );
     let err = b
         .bus
-        .publish(ChangeEvent::ToolsListChanged)
+        .publish(ChangeEvent::tools_list_changed())
         .await
         .expect_err("publishing without a broker fails");
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
@@ -79,8 +85,11 @@ async fn dropping_the_bus_closes_its_connections<B: Broker>(broker: &B) {
     // Subscribed before publishing, and the event taken back from the broker: it cannot
     // arrive after the bus is dropped and stand in front of the end.
     let mut rx = r.bus.subscribe();
-    r.bus.publish(ChangeEvent::ToolsListChanged).await.unwrap();
-    assert_eq!(next_event(&mut rx).await, ChangeEvent::ToolsListChanged);
+    r.bus
+        .publish(ChangeEvent::tools_list_changed())
+        .await
+        .unwrap();
+    assert_eq!(next_event(&mut rx).await, ChangeEvent::tools_list_changed());
     until_async("the bus holds connections", || async {
         broker.connections().await > before
     })
@@ -175,9 +184,7 @@ mod redis {
         }
         assert_eq!(
             next(&mut rx).await,
-            Delivery::Event(Arc::new(ChangeEvent::ResourceUpdated {
-                uri: "file:///docs/a.md".into()
-            })),
+            Delivery::Event(Arc::new(ChangeEvent::resource_updated("file:///docs/a.md"))),
             "what is not a change event is dropped; the rest is delivered"
         );
     }

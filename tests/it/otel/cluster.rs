@@ -1,18 +1,24 @@
 //! Trace context across replicas (two `stateless-mcp` processes sharing a real
 //! `redis-server` bus and task store): a `tasks/cancel` on one replica and the handler it
 //! stops on the other are one trace; so are a legacy client's elicitation answer received on
-//! one replica and its delivery to the `tools/call` on the other.
+//! one replica and its delivery to the `tools/call` on the other, and a list change made on
+//! one replica and its delivery to the listen and legacy GET streams of the other. A request's
+//! Redis round trips are client spans under its server span.
 
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use serde_json::json;
 
-use super::receiver::{Receiver, hex};
+use super::receiver::{Received, Receiver, attr, hex};
 use super::{CALLER, TRACE};
 use crate::support::Client;
 use crate::support::cluster::{Cluster, ClusterOptions, metric};
 use crate::support::legacy::LegacyClient;
+use crate::support::listen::Listener;
 use crate::tasks::{create, task_meta};
 
-/// Two replicas exporting to `receiver`.
+const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
+
+/// Two replicas exporting to `receiver`, each naming itself in `service.instance.id`.
 async fn cluster(receiver: &Receiver) -> Cluster {
     Cluster::start(ClusterOptions {
         replicas: 2,
@@ -22,10 +28,157 @@ async fn cluster(receiver: &Receiver) -> Cluster {
                 receiver.endpoint.clone(),
             ),
             ("OTEL_BSP_SCHEDULE_DELAY".into(), "100".into()),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES".into(),
+                "service.instance.id={replica}".into(),
+            ),
         ],
         ..ClusterOptions::default()
     })
     .await
+}
+
+/// The replica that exported `span` (its `service.instance.id`).
+fn replica(span: &Received) -> String {
+    attr(&span.resource, "service.instance.id").unwrap_or_default()
+}
+
+/// Calls the fixture tool that announces a tool-list change on `client`'s replica, in the
+/// caller's trace `trace`.
+async fn change_tools(client: &Client, trace: &str) {
+    let params = json!({"name": "test_trigger_tool_change", "arguments": {},
+        "_meta": {"traceparent": format!("00-{trace}-{CALLER}-01")}});
+    let x = client.request("tools/call", json!("change"), params).await;
+    assert!(x.result().get("content").is_some(), "{}", x.body);
+}
+
+/// Checks that a list change made in `trace` on replica `from` was delivered on replica `to`
+/// in the same trace: the request span on `from`, its publication (a producer span) under
+/// it, and on `to` the delivery (a consumer span) whose parent is the publication.
+async fn assert_delivered_in_trace(receiver: &Receiver, trace: &str, from: &str, to: &str) {
+    let call = receiver
+        .wait_for(trace, "tools/call test_trigger_tool_change")
+        .await;
+    assert_eq!(hex(&call.span.parent_span_id), CALLER);
+    assert_eq!(replica(&call), from);
+    let published = receiver.wait_for(trace, "mcp.bus.publish").await;
+    assert_eq!(published.span.kind, SpanKind::Producer as i32);
+    assert_eq!(replica(&published), from);
+    assert!(
+        receiver.descends_from(&published, &call),
+        "{published:#?} under {call:#?}"
+    );
+    let delivered = receiver
+        .wait_for_where(trace, "mcp.bus.deliver", |r| replica(r) == to)
+        .await;
+    assert_eq!(delivered.span.kind, SpanKind::Consumer as i32);
+    assert_eq!(delivered.span.parent_span_id, published.span.span_id);
+    assert_eq!(
+        attr(&delivered.span.attributes, "mcp.bus.event").as_deref(),
+        Some(TOOLS_CHANGED)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_and_its_delivery_on_another_replica_are_one_trace() {
+    const LISTEN_TRACE: &str = "4cf92f3577b34da6a3ce929d0e0e4736";
+    const GET_TRACE: &str = "6cf92f3577b34da6a3ce929d0e0e4736";
+    let receiver = Receiver::start().await;
+    let c = cluster(&receiver).await;
+    let r1 = Client::new(&c.replica("r1").url);
+    let r2 = Client::new(&c.replica("r2").url);
+
+    // A listen stream on r2, the change made on r1.
+    let mut listener = Listener::open(&r2, json!("l"), json!({"toolsListChanged": true})).await;
+    assert_eq!(
+        listener.next_kind().await,
+        "notifications/subscriptions/acknowledged"
+    );
+    change_tools(&r1, LISTEN_TRACE).await;
+    assert_eq!(listener.next_kind().await, TOOLS_CHANGED);
+    assert_delivered_in_trace(&receiver, LISTEN_TRACE, "r1", "r2").await;
+    // r1 holds no stream: it delivers nothing, so no span of its own.
+    let on_r1 = |r: &Received| r.span.name == "mcp.bus.deliver" && replica(r) == "r1";
+    assert!(!receiver.spans().iter().any(on_r1));
+
+    // A legacy (2025-11-25) GET stream on r1, the change made on r2.
+    let legacy = LegacyClient::connect(&c.replica("r1").url, json!({})).await;
+    let mut stream = legacy.open_stream().await;
+    assert_eq!(stream.status, 200);
+    change_tools(&r2, GET_TRACE).await;
+    let note = stream.next().await.expect("the GET stream is open");
+    assert_eq!(note["method"], TOOLS_CHANGED, "{note}");
+    assert_delivered_in_trace(&receiver, GET_TRACE, "r2", "r1").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_round_trip_is_a_client_span_under_the_request() {
+    const STORE_TRACE: &str = "7cf92f3577b34da6a3ce929d0e0e4736";
+    let receiver = Receiver::start().await;
+    let c = cluster(&receiver).await;
+    let r1 = Client::new(&c.replica("r1").url);
+    // A task-augmented call: the task is written to the Redis task store.
+    let mut meta = task_meta();
+    meta["traceparent"] = json!(format!("00-{STORE_TRACE}-{CALLER}-01"));
+    let x = r1
+        .request(
+            "tools/call",
+            json!(1),
+            json!({"name": "slow_compute", "arguments": {"seconds": 1}, "_meta": meta}),
+        )
+        .await;
+    assert_eq!(x.result()["resultType"], "task", "{}", x.body);
+
+    let call = receiver
+        .wait_for(STORE_TRACE, "tools/call slow_compute")
+        .await;
+    assert_eq!(hex(&call.span.parent_span_id), CALLER);
+    let is_task_store =
+        |r: &Received| attr(&r.span.attributes, "mcp.store").as_deref() == Some("tasks");
+    let store = receiver
+        .wait_for_where(STORE_TRACE, "redis EVAL", is_task_store)
+        .await;
+    assert_eq!(store.span.kind, SpanKind::Client as i32);
+    let a = |k| attr(&store.span.attributes, k);
+    assert_eq!(a("db.system.name").as_deref(), Some("redis"));
+    assert_eq!(a("db.operation.name").as_deref(), Some("EVAL"));
+    assert_eq!(a("error.type"), None);
+    assert!(
+        receiver.descends_from(&store, &call),
+        "{store:#?} under {call:#?}"
+    );
+    // Its arguments (keys, scripts, the task) are never exported.
+    assert!(
+        store
+            .span
+            .attributes
+            .iter()
+            .all(|kv| !format!("{kv:?}").contains("slow_compute")),
+        "{:?}",
+        store.span.attributes
+    );
+
+    // A legacy session is loaded from the Redis session store before its request is read
+    // through: the request span still gets its name and the caller's span as parent.
+    const SESSION_TRACE: &str = "8cf92f3577b34da6a3ce929d0e0e4736";
+    let legacy = LegacyClient::connect(&c.replica("r2").url, json!({})).await;
+    let params = json!({"name": "echo", "arguments": {"text": "hi"},
+        "_meta": {"traceparent": format!("00-{SESSION_TRACE}-{CALLER}-01")}});
+    let x = legacy.request(json!(2), "tools/call", params).await;
+    assert_eq!(x.status, 200, "{}", x.body);
+    let call = receiver.wait_for(SESSION_TRACE, "tools/call echo").await;
+    assert_eq!(hex(&call.span.parent_span_id), CALLER);
+    let is_session_store =
+        |r: &Received| attr(&r.span.attributes, "mcp.store").as_deref() == Some("sessions");
+    let load = receiver
+        .wait_for_where(SESSION_TRACE, "redis HGETALL", is_session_store)
+        .await;
+    assert_eq!(load.span.kind, SpanKind::Client as i32);
+    assert_eq!(replica(&load), "r2");
+    assert!(
+        receiver.descends_from(&load, &call),
+        "{load:#?} under {call:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

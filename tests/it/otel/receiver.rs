@@ -134,11 +134,22 @@ impl Receiver {
 
     /// Waits (up to 20 s) for a span of trace `trace_id` (hex) named `name`.
     pub(super) async fn wait_for(&self, trace_id: &str, name: &str) -> Received {
+        self.wait_for_where(trace_id, name, |_| true).await
+    }
+
+    /// Waits (up to 20 s) for a span of trace `trace_id` (hex) named `name` that `accept`
+    /// takes.
+    pub(super) async fn wait_for_where(
+        &self,
+        trace_id: &str,
+        name: &str,
+        accept: impl Fn(&Received) -> bool,
+    ) -> Received {
         for _ in 0..400 {
             let found = self
                 .spans()
                 .into_iter()
-                .find(|r| hex(&r.span.trace_id) == trace_id && r.span.name == name);
+                .find(|r| hex(&r.span.trace_id) == trace_id && r.span.name == name && accept(r));
             if let Some(r) = found {
                 return r;
             }
@@ -148,6 +159,23 @@ impl Receiver {
             "no span {name:?} of trace {trace_id} received; got {:#?}",
             self.spans()
         );
+    }
+
+    /// Whether `span` descends from `ancestor` through spans received so far.
+    #[cfg(feature = "external-tests")]
+    pub(super) fn descends_from(&self, span: &Received, ancestor: &Received) -> bool {
+        let spans = self.spans();
+        let mut parent = span.span.parent_span_id.clone();
+        while !parent.is_empty() {
+            if parent == ancestor.span.span_id {
+                return true;
+            }
+            match spans.iter().find(|r| r.span.span_id == parent) {
+                Some(p) => parent = p.span.parent_span_id.clone(),
+                None => return false,
+            }
+        }
+        false
     }
 }
 

@@ -231,7 +231,7 @@ pub struct ClusterOptions {
     pub drain_delay_secs: u64,
     /// More flags for every replica (`{redis}` stands for the Redis URL).
     pub extra_args: Vec<String>,
-    /// Environment variables of every replica.
+    /// Environment variables of every replica (`{replica}` stands for its id, `r1`…).
     pub envs: Vec<(String, String)>,
 }
 
@@ -294,11 +294,13 @@ impl Cluster {
                     "30",
                 ];
                 args.extend(extra.iter().map(String::as_str));
-                let envs: Vec<(&str, &str)> = options
+                let envs: Vec<(String, String)> = options
                     .envs
                     .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .map(|(k, v)| (k.clone(), v.replace("{replica}", &id)))
                     .collect();
+                let envs: Vec<(&str, &str)> =
+                    envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 spawn_server_with(&args, &envs)
             })
             .collect();
