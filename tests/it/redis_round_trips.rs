@@ -203,6 +203,7 @@ async fn round_trips_per_request_kind() {
         legacy_call.0
     );
     assert!(task_call.0 <= 2.0, "a task-augmented call: {task_call:?}");
+    assert_eq!(task_call.1, 1.0, "a task's outcome is announced once");
     assert_eq!(task_get, (1.0, 0.0), "tasks/get");
     assert_eq!(task_result, (0.0, 0.0), "tasks/result");
     assert_eq!(

@@ -578,9 +578,11 @@ async fn answers_posted_to_another_replica_resume_the_call() {
 }
 
 /// Sliding expiry across replicas on a real Redis: a session used every 100 ms on all three
-/// replicas in turn outlives its 2 s idle limit, at the cost of one `HGETALL` per request
-/// (which every legacy request makes anyway) and about one write (`EVAL`) per second (half
-/// the idle limit), counted by Redis itself; then, left idle, it gets 404 on every replica.
+/// replicas in turn outlives its 2 s idle limit, at the cost of fewer `HGETALL`s than
+/// requests (each replica keeps the settings it read for a second, and reads them again
+/// before it would refuse the session as idle or record its use) and about one write
+/// (`EVAL`) per second (half the idle limit), counted by Redis itself; then, left idle, it
+/// gets 404 on every replica.
 #[tokio::test(flavor = "multi_thread")]
 async fn sliding_expiry_across_replicas_costs_one_write_per_half_idle_limit() {
     let cluster = Cluster::start(ClusterOptions {
@@ -611,7 +613,10 @@ async fn sliding_expiry_across_replicas_costs_one_write_per_half_idle_limit() {
     say!(
         "sliding expiry: {requests} requests over 6 s on 3 replicas: {reads} HGETALL, {writes} EVAL (idle limit 2 s)"
     );
-    assert_eq!(reads, requests, "one session read per request");
+    assert!(
+        reads < requests,
+        "{reads} session reads for {requests} requests: the settings are cached"
+    );
     assert!(
         (4..=9).contains(&writes),
         "{writes} refresh writes for {requests} requests"
