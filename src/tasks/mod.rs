@@ -28,7 +28,9 @@
 //! - **Atomic transitions, no lost update.** [`TaskStore::replace`] writes a record only over
 //!   the version it was read at (`version - 1`); a concurrent writer that came first makes it
 //!   answer [`Replaced::Stale`] with what the store holds now, never a silent overwrite.
-//!   [`update`](trait.TaskStore.html#method.update) is the read-modify-write loop built on it.
+//!   [`update`](trait.TaskStore.html#method.update) is the read-modify-write loop built on
+//!   it, and [`update_from`](trait.TaskStore.html#method.update_from) the same loop started
+//!   from a record the caller holds already (no read unless another writer came first).
 //! - **Terminal states are final.** Once a record is `completed`, `failed` or `cancelled`, no
 //!   replace changes it ([`Replaced::Stale`] with the terminal record).
 //! - **Unique ids.** [`TaskStore::create`] refuses an id that exists.

@@ -9,7 +9,9 @@
 //! - **The store is the truth.** Every status change is one atomic
 //!   [`update`](trait.TaskStore.html#method.update) over the version read; terminal states
 //!   are final, so when a cancel and a completion race, the first write wins and the other
-//!   is a no-op.
+//!   is a no-op. The running replica writes its renewals and the outcome over the record
+//!   it last wrote itself ([`update_from`](trait.TaskStore.html#method.update_from)),
+//!   without reading it first: a task created and run to its end costs two store writes.
 //! - **Leases.** The replica running a handler holds a lease on its task and renews it every
 //!   third of [`TaskSettings::lease`]. Every replica sweeps the store for lapsed leases (and
 //!   `tasks/get` checks the one it reads); a lapsed task becomes `failed`. A task waiting for
