@@ -523,9 +523,10 @@ impl ServerBuilder {
             ..Default::default()
         };
         let supported_versions = vec![LATEST_PROTOCOL_VERSION];
+        let notifier = self.notifier.unwrap_or_default();
         let mut wings = Wings::default();
         if self.legacy {
-            wings = wings.with(crate::legacy::State::new(crate::legacy::Settings {
+            let settings = crate::legacy::Settings {
                 store: self.session_store.unwrap_or_else(|| {
                     Arc::new(crate::legacy::store::MemorySessionStore::default())
                 }),
@@ -538,7 +539,8 @@ impl ServerBuilder {
                 input_timeout: self.legacy_input_timeout,
                 capabilities: capabilities.clone(),
                 instructions: self.instructions.clone(),
-            }));
+            };
+            wings = wings.with(crate::legacy::State::new(settings, &notifier));
         }
         let mut discover = DiscoverResult::new(
             supported_versions.iter().map(|v| v.to_string()).collect(),
@@ -560,7 +562,6 @@ impl ServerBuilder {
         };
         let first = Snapshot::first(registry, &settings);
         let listeners = Listeners::new(self.listen_limits, first.fingerprints.clone());
-        let notifier = self.notifier.unwrap_or_default();
         let states = Arc::new(self.states);
         let followers = Followers {
             fingerprints: listeners.fingerprints(),

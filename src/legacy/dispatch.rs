@@ -20,9 +20,10 @@ use super::ask::Asker;
 use super::pending::Delivered;
 use super::resume::Resumable;
 use super::session::{self, Refused, Session};
+use super::settings_cache::Ticket;
 use super::store::{MAX_SESSION_SUBSCRIPTIONS, SessionSettings};
 use super::{Legacy, Refusal};
-use crate::backends::bus::MAX_EVENT_BYTES;
+use crate::backends::bus::{Delivery, MAX_EVENT_BYTES};
 use crate::handler::Principal;
 use crate::notify::ChangeEvent;
 use crate::observability::{RequestProbe, metrics};
@@ -99,6 +100,10 @@ fn empty(id: &RequestId) -> Outcome {
     Outcome::Ready(Reply::result(id, &JsonObject::new()))
 }
 
+/// How long a replica that changed a session's settings waits for its announcement to
+/// come back over a shared bus before it answers.
+const ECHO_WAIT: Duration = Duration::from_millis(100);
+
 /// A session refused: a JSON-RPC error naming why.
 fn refused(id: Option<RequestId>, why: Refused) -> LegacyOutcome {
     let refusal = match why {
@@ -115,6 +120,15 @@ pub(super) fn unavailable(id: Option<RequestId>, e: &crate::Error) -> LegacyOutc
         Reply::store_unavailable(id, "session", e),
         Refusal::Unavailable,
     )
+}
+
+/// How long `session` has not been used as of `now`, by the last use `settings` recorded
+/// (or its issue).
+fn quiet(session: &Session, settings: &SessionSettings, now: SystemTime) -> Duration {
+    let last = settings
+        .last_used
+        .map_or(session.issued, |t| t.max(session.issued));
+    now.duration_since(last).unwrap_or_default()
 }
 
 /// A message the session path cannot read.
@@ -149,12 +163,18 @@ impl Legacy {
                 }
                 refused(id.cloned(), why)
             })?;
-        let settings = state
-            .settings
-            .store
-            .load(&session.key)
-            .await
-            .map_err(|e| unavailable(id.cloned(), &e))?;
+        let cache = &state.settings_cache;
+        let (mut settings, cached) = match cache.get(&session.key) {
+            Ok(settings) => (settings, true),
+            Err(ticket) => (self.load(id, &session.key, ticket).await?, false),
+        };
+        if let Some(idle) = state.settings.session_idle {
+            // A cached last use may be older than another replica's: whether to refuse the
+            // session as idle or record its use is decided on the store's.
+            if cached && quiet(&session, &settings, SystemTime::now()) >= idle / 2 {
+                settings = self.load(id, &session.key, cache.ticket()).await?;
+            }
+        }
         if settings.revoked {
             return Err(refused(id.cloned(), Refused::Unknown("it was deleted")));
         }
@@ -164,10 +184,25 @@ impl Legacy {
         Ok((session, settings))
     }
 
+    /// Reads session `key`'s settings from the store, and keeps them in this replica's
+    /// cache (unless they changed since `ticket`).
+    async fn load(
+        &self,
+        id: Option<&RequestId>,
+        key: &str,
+        ticket: Ticket,
+    ) -> Result<SessionSettings, LegacyOutcome> {
+        let settings = (self.state.settings.store.load(key).await)
+            .map_err(|e| unavailable(id.cloned(), &e))?;
+        self.state.settings_cache.put(key, &settings, ticket);
+        Ok(settings)
+    }
+
     /// The idle limit (sliding expiry): refused (404) when the session was not used for
     /// `idle`; its use recorded in the store when less than half of `idle` is left (so one
     /// write per session per half `idle` at most, whatever the request rate). The last use
-    /// is read from the settings every request loads anyway: no extra read.
+    /// is read from the settings every request loads anyway (from the store, when it is
+    /// that old): no extra read.
     async fn keep_alive(
         &self,
         id: Option<&RequestId>,
@@ -176,10 +211,7 @@ impl Legacy {
         idle: Duration,
     ) -> Result<(), LegacyOutcome> {
         let now = SystemTime::now();
-        let last = settings
-            .last_used
-            .map_or(session.issued, |t| t.max(session.issued));
-        let quiet = now.duration_since(last).unwrap_or_default();
+        let quiet = quiet(session, settings, now);
         if quiet >= idle {
             metrics::record_legacy_session_expired("idle");
             tracing::debug!(?quiet, "refused a legacy session id: idle");
@@ -190,6 +222,7 @@ impl Legacy {
             if let Err(e) = store.touch(&session.key, now, session.expires).await {
                 return Err(unavailable(id.cloned(), &e));
             }
+            self.state.settings_cache.touched(&session.key, now);
             metrics::record_legacy_session_refresh();
         }
         Ok(())
@@ -354,6 +387,7 @@ impl Legacy {
                 {
                     return Ok(unavailable(e));
                 }
+                self.session_changed(&session.key).await;
                 return Ok(empty(id));
             }
             RESOURCES_SUBSCRIBE | RESOURCES_UNSUBSCRIBE => {
@@ -419,14 +453,41 @@ impl Legacy {
             .dispatch_method(body, id, method, view, meta, None, extensions, &ask)
     }
 
-    /// Tells every replica that a session's settings changed (its GET stream re-reads them).
-    /// Best effort: a stream that misses it still has what it read before.
+    /// Tells every replica that a session's settings changed: its GET stream re-reads them,
+    /// and every replica's settings cache drops them. This replica's cache forgets them at
+    /// once; on a shared bus it then waits (at most [`ECHO_WAIT`]) for the event to come
+    /// back, so that the event reached every replica's bus connection before the change
+    /// is answered. Best effort: a replica that misses it serves what it cached for at most
+    /// the settings cache's TTL (and a stream still has what it read before).
     pub(super) async fn session_changed(&self, key: &str) {
+        self.state.settings_cache.forget(key);
+        let notifier = self.server.notifier();
+        let mut echo = notifier.is_shared().then(|| notifier.subscribe());
         let event = ChangeEvent::SessionChanged {
             session: key.to_owned(),
         };
-        if let Err(e) = self.server.notifier().publish(event).await {
+        if let Err(e) = notifier.publish(event).await {
             tracing::warn!(error = %e, "could not announce a session change on the bus");
+            return;
+        }
+        let Some(echo) = echo.as_mut() else {
+            return;
+        };
+        let heard = async {
+            while let Some(delivery) = echo.recv().await {
+                match delivery {
+                    Delivery::Resync => return,
+                    Delivery::Event(e) => {
+                        if matches!(&*e, ChangeEvent::SessionChanged { session } if session == key)
+                        {
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        if tokio::time::timeout(ECHO_WAIT, heard).await.is_err() {
+            tracing::debug!("a session change did not come back over the bus in time");
         }
     }
 

@@ -13,7 +13,8 @@
 //! own stream ([`ask`]), whose answers may land on any replica ([`pending`]).
 //!
 //! The wing holds a [`Server`] and calls it; the core never calls the wing. Its state (the
-//! settings, the requests waiting for answers, the session ids opened lately) is kept by the
+//! settings, the requests waiting for answers, the session ids opened and the settings loaded
+//! lately) is kept by the
 //! core for it ([`Server::wing`]); [`Legacy::of`] pairs the two.
 //!
 //! | file | what |
@@ -21,6 +22,7 @@
 //! | `classify` | which revision a request speaks |
 //! | `session` | the sealed session id |
 //! | `session_cache` | session ids this replica opened lately, opened once |
+//! | `settings_cache` | session settings this replica loaded lately, dropped when the bus announces a change |
 //! | `store/` | the shared store of what changes during a session (trait, memory, Redis) |
 //! | `dispatch` | the POST path: handshake, session check, the legacy-only methods, then the shared ones |
 //! | `ask` | `InputRequired` as server-to-client requests (the core's `AskClient` for this era) |
@@ -47,6 +49,7 @@ mod pending;
 mod resume;
 pub(crate) mod session;
 mod session_cache;
+mod settings_cache;
 pub(crate) mod stdio;
 pub(crate) mod store;
 mod stream;
@@ -58,6 +61,7 @@ use std::time::Duration;
 pub(crate) use dispatch::LegacyOutcome;
 use pending::Pending;
 use session_cache::SessionCache;
+use settings_cache::SettingsCache;
 
 use crate::protocol::ServerCapabilities;
 use crate::server::Server;
@@ -92,16 +96,21 @@ pub(crate) struct State {
     pending: Arc<Pending>,
     /// The session ids this replica opened lately (CPU only: the store is still read).
     sessions: SessionCache,
+    /// The session settings this replica loaded lately from the store (on a shared bus).
+    settings_cache: SettingsCache,
 }
 
 impl State {
-    /// The state of a server that serves legacy clients with `settings`.
-    pub(crate) fn new(mut settings: Settings) -> Self {
+    /// The state of a server that serves legacy clients with `settings`, announcing
+    /// changes through `notifier` (on a shared bus, session settings are cached between
+    /// its announcements; see `settings_cache`).
+    pub(crate) fn new(mut settings: Settings, notifier: &crate::notify::Notifier) -> Self {
         settings.capabilities = words::capabilities(settings.capabilities);
         State {
             settings,
             pending: Arc::new(Pending::new()),
             sessions: SessionCache::default(),
+            settings_cache: SettingsCache::new(notifier.is_shared().then(|| notifier.subscribe())),
         }
     }
 }

@@ -5,8 +5,10 @@
 //! from it, which never changes for a given id. Everything that *can* change, or depends on
 //! the request, is still checked on every request: the caller (another principal → 404),
 //! the session's expiry, and what the shared [`SessionStore`](super::store::SessionStore)
-//! holds (a `DELETE` on any replica → 404 here at once; `setLevel`, subscriptions). Any
-//! replica still serves any request: one that never saw an id opens it from the token.
+//! holds (a `DELETE` on any replica → 404 here; `setLevel`, subscriptions), the latter
+//! through `settings_cache`, which drops a session's settings as soon as a change is
+//! announced on the bus. Any replica still serves any request: one that never saw an id
+//! opens it from the token.
 //!
 //! Bounded: an entry lives at most [`ENTRY_TTL`] and never past its session's expiry; at
 //! most [`MAX_ENTRIES`] entries and about [`MAX_BYTES`] bytes of ids and claims. When full,

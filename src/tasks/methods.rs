@@ -50,10 +50,10 @@ impl Tasks {
             };
             let answered = match ask {
                 TaskAsk::Get => tasks.get_task(&server, found, &id).await,
-                TaskAsk::Cancel => tasks.cancel_task(&server, &task_id, &id).await,
+                TaskAsk::Cancel => tasks.cancel_task(&server, found, &id).await,
                 TaskAsk::Update(responses) => {
                     tasks
-                        .update_task(&server, &task_id, responses, &id, meta, extensions)
+                        .update_task(&server, found, responses, &id, meta, extensions)
                         .await
                 }
             };
@@ -77,7 +77,7 @@ impl Tasks {
         if task.lease_lapsed(now) {
             let updated = self
                 .store()
-                .update(&task.id, |t| {
+                .update_from(task.clone(), |t| {
                     if !t.lease_lapsed(now) {
                         return false;
                     }
@@ -98,34 +98,36 @@ impl Tasks {
         Ok(Reply::stamped(id, &mut task.to_detailed(), server.stamp()))
     }
 
-    /// Cancels the task unless it ended already (the ack is the same either way).
+    /// Cancels the task `found` (as just read) unless it ended already (the ack is the
+    /// same either way).
     async fn cancel_task(
         &self,
         server: &Server,
-        task_id: &str,
+        found: TaskRecord,
         id: &RequestId,
     ) -> Result<Reply, crate::Error> {
+        let task_id = found.id.clone();
         let updated = self
             .store()
-            .update(task_id, |t| {
+            .update_from(found, |t| {
                 t.set_status(TaskStatus::Cancelled);
                 t.status_message = Some("cancelled by the client".into());
                 true
             })
             .await?;
         if let Updated::Changed(t) = updated {
-            self.stop_local(task_id);
+            self.stop_local(&task_id);
             Tasks::announce(server, &t).await;
         }
         Ok(ack(server, id))
     }
 
-    /// Takes the answers to the task's pending questions (others are ignored); once every
-    /// question is answered, this replica resumes the handler.
+    /// Takes the answers to the pending questions of the task `found` (as just read; others
+    /// are ignored); once every question is answered, this replica resumes the handler.
     async fn update_task(
         &self,
         server: &Server,
-        task_id: &str,
+        found: TaskRecord,
         responses: JsonObject,
         id: &RequestId,
         meta: RequestMeta,
@@ -135,7 +137,7 @@ impl Tasks {
         let lease = tasks.lease();
         let updated = tasks
             .store()
-            .update(task_id, |t| {
+            .update_from(found, |t| {
                 if t.status != TaskStatus::InputRequired {
                     return false;
                 }
@@ -171,7 +173,7 @@ impl Tasks {
         let tool = task.work.tool.clone();
         let updated = self
             .store()
-            .update(&task.id, |t| {
+            .update_from(task.clone(), |t| {
                 if t.status != TaskStatus::Working {
                     return false;
                 }

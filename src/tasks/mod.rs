@@ -28,7 +28,9 @@
 //! - **Atomic transitions, no lost update.** [`TaskStore::replace`] writes a record only over
 //!   the version it was read at (`version - 1`); a concurrent writer that came first makes it
 //!   answer [`Replaced::Stale`] with what the store holds now, never a silent overwrite.
-//!   [`update`](trait.TaskStore.html#method.update) is the read-modify-write loop built on it.
+//!   [`update`](trait.TaskStore.html#method.update) is the read-modify-write loop built on
+//!   it, and [`update_from`](trait.TaskStore.html#method.update_from) the same loop started
+//!   from a record the caller holds already (no read unless another writer came first).
 //! - **Terminal states are final.** Once a record is `completed`, `failed` or `cancelled`, no
 //!   replace changes it ([`Replaced::Stale`] with the terminal record).
 //! - **Unique ids.** [`TaskStore::create`] refuses an id that exists.
@@ -129,12 +131,30 @@ impl dyn TaskStore {
     pub async fn update(
         &self,
         id: &str,
+        change: impl FnMut(&mut TaskRecord) -> bool + Send,
+    ) -> Result<Updated, Error> {
+        let Some(current) = self.get(id).await? else {
+            return Ok(Updated::Gone);
+        };
+        self.update_from(current, change).await
+    }
+
+    /// [`update`](trait.TaskStore.html#method.update) starting from `current`, a record of
+    /// the task read earlier (by the caller, or kept from its own last write), so that it
+    /// reads nothing unless another writer came first: then the store's answer
+    /// ([`Replaced::Stale`]) is the record to start again from. Atomic all the same: the
+    /// write happens only over the version `change` saw.
+    ///
+    /// # Errors
+    /// As [`update`](trait.TaskStore.html#method.update).
+    pub async fn update_from(
+        &self,
+        current: TaskRecord,
         mut change: impl FnMut(&mut TaskRecord) -> bool + Send,
     ) -> Result<Updated, Error> {
+        let id = current.id.clone();
+        let mut current = current;
         for _ in 0..MAX_ATTEMPTS {
-            let Some(current) = self.get(id).await? else {
-                return Ok(Updated::Gone);
-            };
             if current.status.is_terminal() {
                 return Ok(Updated::Unchanged(current));
             }
@@ -146,7 +166,7 @@ impl dyn TaskStore {
             match self.replace(&next).await? {
                 Replaced::Done => return Ok(Updated::Changed(next)),
                 Replaced::Gone => return Ok(Updated::Gone),
-                Replaced::Stale(_) => continue,
+                Replaced::Stale(stored) => current = *stored,
             }
         }
         Err(Error::unavailable(

@@ -9,7 +9,9 @@
 //! - **The store is the truth.** Every status change is one atomic
 //!   [`update`](trait.TaskStore.html#method.update) over the version read; terminal states
 //!   are final, so when a cancel and a completion race, the first write wins and the other
-//!   is a no-op.
+//!   is a no-op. The running replica writes its renewals and the outcome over the record
+//!   it last wrote itself ([`update_from`](trait.TaskStore.html#method.update_from)),
+//!   without reading it first: a task created and run to its end costs two store writes.
 //! - **Leases.** The replica running a handler holds a lease on its task and renews it every
 //!   third of [`TaskSettings::lease`]. Every replica sweeps the store for lapsed leases (and
 //!   `tasks/get` checks the one it reads); a lapsed task becomes `failed`. A task waiting for
@@ -144,8 +146,8 @@ impl Tasks {
             }
             metrics::record_task_created();
             tracing::debug!(task_id, "task created");
-            tokio::spawn(tasks.drive(server.clone(), task_id, token, caps, first, fut));
             let mut result = CreateTaskResult::new(record.to_wire());
+            tokio::spawn(tasks.drive(server.clone(), record, token, caps, first, fut));
             Reply::stamped(&id, &mut result, server.stamp())
         };
         Outcome::Running(Running {
@@ -176,21 +178,24 @@ impl Tasks {
         let fut = guarded(call(ctx));
         tokio::spawn(
             self.clone()
-                .drive(server.clone(), record.id.clone(), token, caps, None, fut),
+                .drive(server.clone(), record.clone(), token, caps, None, fut),
         );
     }
 
     /// Drives a task's handler to its end (renewing the lease meanwhile) unless the task is
-    /// stopped, then records how it ended.
+    /// stopped, then records how it ended. `known` is the task as this replica last wrote
+    /// it: each renewal and the outcome are written over it without reading the store
+    /// first (a write that finds another version reads it from the store's answer).
     async fn drive(
         self,
         server: Server,
-        task_id: String,
+        mut known: TaskRecord,
         token: CancellationToken,
         caps: ClientCapabilities,
         first: Option<Result<Result<CallToolResult, Stop>, ()>>,
         mut fut: TaskFuture,
     ) {
+        let task_id = known.id.clone();
         let every = self.settings().renew_every();
         let outcome = match first {
             Some(o) => Some(o),
@@ -201,7 +206,7 @@ impl Tasks {
                     tokio::select! {
                         o = &mut fut => break Some(o),
                         () = token.cancelled() => break None,
-                        _ = renew.tick() => if !self.renew(&task_id).await { break None },
+                        _ = renew.tick() => if !self.renew(&mut known).await { break None },
                     }
                 }
             }
@@ -209,21 +214,22 @@ impl Tasks {
         drop(fut);
         if let Some(outcome) = outcome {
             let end = self.end_of(&task_id, &caps, outcome);
-            self.settle(&server, &task_id, end).await;
+            self.settle(&server, known, end).await;
         } else {
             tracing::debug!(task_id, "task handler stopped");
         }
         self.release(&task_id);
     }
 
-    /// Renews this replica's lease on `task_id`; `false` when the task is no longer ours to
-    /// run (ended elsewhere, expired).
-    async fn renew(&self, task_id: &str) -> bool {
+    /// Renews this replica's lease on the task `known` (kept up to date); `false` when the
+    /// task is no longer ours to run (ended elsewhere, expired).
+    async fn renew(&self, known: &mut TaskRecord) -> bool {
         let tasks = self;
         let lease = tasks.lease();
+        let task_id = known.id.clone();
         match tasks
             .store()
-            .update(task_id, |t| {
+            .update_from(known.clone(), |t| {
                 if !tasks.holds(t) {
                     return false;
                 }
@@ -232,7 +238,10 @@ impl Tasks {
             })
             .await
         {
-            Ok(Updated::Changed(_)) => true,
+            Ok(Updated::Changed(t)) => {
+                *known = t;
+                true
+            }
             Ok(Updated::Unchanged(_) | Updated::Gone) => false,
             Err(e) => {
                 tracing::warn!(task_id, error = %e, "a task lease could not be renewed");
@@ -303,12 +312,15 @@ impl Tasks {
     }
 
     /// Records how a run ended, if the task is still ours (a cancel or a lapse may have
-    /// ended it meanwhile; that first ending stands).
-    async fn settle(&self, server: &Server, task_id: &str, end: End) {
+    /// ended it meanwhile; that first ending stands). `known` is the task as this replica
+    /// last wrote it.
+    async fn settle(&self, server: &Server, known: TaskRecord, end: End) {
         let tasks = self;
+        let task_id = known.id.clone();
+        let task_id = task_id.as_str();
         let updated = tasks
             .store()
-            .update(task_id, |t| {
+            .update_from(known, |t| {
                 if !tasks.holds(t) {
                     return false;
                 }

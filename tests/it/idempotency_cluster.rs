@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::support::cluster::{Cluster, ClusterOptions, replica_of};
+use crate::support::redis_commands::{command_counts, delta};
 use crate::support::{Client, Exchange, request_parts};
 
 async fn increment(c: &Client, id: i64, args: Value, key: Option<&str>) -> Exchange {
@@ -42,39 +43,6 @@ async fn counters_plus_one(c: &Cluster) -> Vec<u64> {
         out.push(value(&x));
     }
     out
-}
-
-/// Calls per Redis command since the server started (`INFO commandstats`).
-async fn command_counts(c: &Cluster) -> BTreeMap<String, u64> {
-    let client = ::redis::Client::open(c.redis.url()).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let info: String = ::redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    info.lines()
-        .filter_map(|l| {
-            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(":calls=")?;
-            let calls = rest.split(',').next()?.parse().ok()?;
-            Some((name.to_owned(), calls))
-        })
-        .collect()
-}
-
-/// The commands run between two readings, less the `INFO` of the second and the bus's
-/// heartbeat (`PING` every 5 s per replica, whatever the requests).
-fn delta(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
-    after
-        .iter()
-        .filter_map(|(name, n)| {
-            let mut d = n - before.get(name).copied().unwrap_or(0);
-            if name == "info" {
-                d -= 1;
-            }
-            (d > 0 && name != "ping").then(|| (name.clone(), d))
-        })
-        .collect()
 }
 
 /// The commands the server sent itself: all but those the idempotency scripts run inside
@@ -152,7 +120,7 @@ async fn redis_commands_per_request() {
     // Warm up every connection first (the lazy Redis connections are made on first use).
     value(&increment(&r1, 1, json!({}), Some("warm")).await);
 
-    let before = command_counts(&c).await;
+    let before = command_counts(&c.redis.url()).await;
     for i in 0..50 {
         let echo = r1
             .request(
@@ -164,27 +132,27 @@ async fn redis_commands_per_request() {
         assert_eq!(echo.status, 200);
         value(&increment(&r1, 100 + i, json!({}), None).await);
     }
-    let plain = delta(&before, &command_counts(&c).await);
+    let plain = delta(&before, &command_counts(&c.redis.url()).await);
     assert!(
         plain.is_empty(),
         "plain 2026 calls ran Redis commands: {plain:?}"
     );
 
-    let before = command_counts(&c).await;
+    let before = command_counts(&c.redis.url()).await;
     for i in 0..10 {
         value(&increment(&r1, 200 + i, json!({}), Some(&format!("new-{i}"))).await);
     }
     // `INFO commandstats` counts the commands the scripts run too (`HMGET`, `HSET`, …);
     // what the server sends is the `EVAL`s.
-    let keyed = delta(&before, &command_counts(&c).await);
+    let keyed = delta(&before, &command_counts(&c.redis.url()).await);
     assert_eq!(keyed.get("eval"), Some(&20), "new keys: {keyed:?}");
     assert_eq!(sent(&keyed), 20, "new keys: {keyed:?}");
 
-    let before = command_counts(&c).await;
+    let before = command_counts(&c.redis.url()).await;
     for i in 0..10 {
         value(&increment(&r1, 300 + i, json!({}), Some(&format!("new-{i}"))).await);
     }
-    let retried = delta(&before, &command_counts(&c).await);
+    let retried = delta(&before, &command_counts(&c.redis.url()).await);
     assert_eq!(retried.get("eval"), Some(&10), "retries: {retried:?}");
     assert_eq!(sent(&retried), 10, "retries: {retried:?}");
 }

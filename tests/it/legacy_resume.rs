@@ -23,6 +23,7 @@ use crate::support::brokers::RedisServer;
 use crate::support::http_request;
 use crate::support::legacy::{Deployment, LegacyClient};
 use crate::support::listen::{Events, sse_response};
+use crate::support::redis_commands::calls;
 use crate::support::schema;
 use crate::support::{TestServer, start};
 
@@ -96,23 +97,6 @@ fn contents(seen: &[Seen]) -> (Vec<f64>, Option<String>) {
         }
     }
     (progress, result)
-}
-
-/// Calls of the Redis command `name` since the server started (`INFO commandstats`).
-async fn calls(redis: &RedisServer, name: &str) -> u64 {
-    let client = ::redis::Client::open(redis.url()).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let info: String = ::redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|l| {
-            let rest = l.strip_prefix(&format!("cmdstat_{name}:calls="))?;
-            rest.split(',').next()?.parse().ok()
-        })
-        .unwrap_or(0)
 }
 
 async fn replica(deployment: &Deployment, redis: &RedisServer) -> TestServer {
@@ -207,7 +191,7 @@ async fn a_closed_post_stream_resumes_on_another_replica_without_loss_or_repeat(
 
     // The cost: one EVAL per stored event (the priming event, three progress notifications,
     // the result); resuming only reads.
-    assert_eq!(calls(&redis, "eval").await, 5);
+    assert_eq!(calls(&redis.url(), "eval").await, 5);
 
     // Another session's Last-Event-ID gets an empty stream that ends (never its events).
     let other = LegacyClient::connect(&r2.url, json!({})).await;
@@ -402,7 +386,7 @@ async fn a_lost_get_stream_resumes_on_another_replica_with_what_it_missed_then_a
     // The cost: one EVAL per stored event (two priming events, three changes, the resync's
     // four, the live one, the other session's three; nothing for the change announced while
     // no stream was open); resuming only reads.
-    assert_eq!(calls(&redis, "eval").await, 2 + 3 + 4 + 1 + 3);
+    assert_eq!(calls(&redis.url(), "eval").await, 2 + 3 + 4 + 1 + 3);
 
     // Off (the default): a GET stream carries no ids and stores nothing.
     let plain = replica_keeping_get_streams(&deployment, &redis, false).await;
@@ -413,5 +397,5 @@ async fn a_lost_get_stream_resumes_on_another_replica_with_what_it_missed_then_a
         .await;
     let (id, message) = next_event(&mut events).await;
     assert_eq!(id, None, "{message:?}");
-    assert_eq!(calls(&redis, "eval").await, 2 + 3 + 4 + 1 + 3);
+    assert_eq!(calls(&redis.url(), "eval").await, 2 + 3 + 4 + 1 + 3);
 }

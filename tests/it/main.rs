@@ -98,6 +98,8 @@ mod prometheus;
 #[cfg(all(feature = "external-tests", feature = "redis"))]
 mod rate_limits_shared;
 #[cfg(all(feature = "external-tests", feature = "redis"))]
+mod redis_round_trips;
+#[cfg(all(feature = "external-tests", feature = "redis"))]
 mod runtime_cluster;
 #[cfg(feature = "external-tests")]
 mod scale_out;

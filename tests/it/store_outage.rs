@@ -6,7 +6,8 @@
 //! While Redis cannot answer: a plain 2026-07-28 `tools/call` (no shared state) succeeds on
 //! every replica; a legacy (2025-11-25) session request and a task-augmented call each get
 //! the one store-unavailable answer (503, `Retry-After: 1`, `data.reason =
-//! "store_unavailable"`); once a store's circuit breaker is open, its requests are refused
+//! "store_unavailable"`), once the settings a replica read before the outage (kept at most
+//! a second) are out of date; once a store's circuit breaker is open, its requests are refused
 //! without a network wait (the `cause="breaker_open"` count grows with each). When Redis
 //! answers again, everything works again without a restart. Latencies are printed (speed is
 //! reported, not asserted; `--nocapture` shows them). Over stdio, the same JSON-RPC error.
@@ -20,6 +21,10 @@ use crate::support::cluster::{Cluster, ClusterOptions};
 use crate::support::legacy::LegacyClient;
 use crate::support::process::ServerProcess;
 use crate::support::{Client, Exchange};
+
+/// How long a replica keeps a session's settings at most (`legacy::settings_cache`), and a
+/// margin.
+const SETTINGS_TTL: Duration = Duration::from_millis(1_100);
 
 /// Prints one line of the narrative.
 macro_rules! say {
@@ -138,6 +143,10 @@ async fn until_recovered(session: &LegacyClient, tasks: &Client, what: &str) -> 
 /// Requests that need the store fail (503) and, once the breakers are open, fail at once;
 /// plain calls keep working on every replica.
 async fn while_down(c: &Cluster, session: &LegacyClient, clients: &[Client], how: &str) {
+    // A replica serves a session's settings it read less than a second ago without asking
+    // the store (on a shared bus, until a change is announced): past that, every session
+    // request needs the store.
+    tokio::time::sleep(SETTINGS_TTL).await;
     for (i, client) in clients.iter().enumerate() {
         let took = plain_call(client, how).await;
         say!(

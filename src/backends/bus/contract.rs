@@ -95,7 +95,26 @@ impl BusReceiver {
             Err(broadcast::error::RecvError::Closed) => None,
         }
     }
+
+    /// The next delivery if one is waiting, without waiting: `Ok(None)` when none is,
+    /// `Err(BusClosed)` once the bus is gone. Lagging answers [`Delivery::Resync`], as
+    /// [`recv`](Self::recv) does.
+    pub(crate) fn try_recv(&mut self) -> Result<Option<Delivery>, BusClosed> {
+        match self.rx.try_recv() {
+            Ok(d) => Ok(Some(d)),
+            Err(broadcast::error::TryRecvError::Empty) => Ok(None),
+            Err(broadcast::error::TryRecvError::Lagged(missed)) => {
+                crate::observability::metrics::record_bus_lagged(missed);
+                Ok(Some(Delivery::Resync))
+            }
+            Err(broadcast::error::TryRecvError::Closed) => Err(BusClosed),
+        }
+    }
 }
+
+/// The bus a [`BusReceiver`] listened to is gone (its last handle was dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BusClosed;
 
 /// A bounded ring that fans deliveries out to a replica's subscribers: the local half of
 /// every bus. A cross-replica backend feeds what it receives from its broker into one.

@@ -14,6 +14,7 @@ pub mod in_process;
 pub mod legacy;
 pub mod listen;
 pub mod process;
+pub mod redis_commands;
 pub mod schema;
 pub mod stdio;
 #[cfg(feature = "auth")]
