@@ -337,7 +337,7 @@ mod tests {
         bus.deliver(changed("b"));
         assert!(cache.get_at("a", now).is_ok());
         assert!(cache.get_at("b", now).is_err());
-        bus.deliver(ChangeEvent::ToolsListChanged);
+        bus.deliver(ChangeEvent::tools_list_changed());
         bus.deliver(changed("a"));
         assert!(cache.get_at("a", now).is_err());
         // Past the TTL it misses, whatever the bus said.
@@ -383,7 +383,7 @@ mod tests {
         assert_eq!(cache.len(), 2);
         // Lagging behind a ring of 2 is a resync.
         for _ in 0..5 {
-            bus.deliver(ChangeEvent::ToolsListChanged);
+            bus.deliver(ChangeEvent::tools_list_changed());
         }
         assert!(cache.get_at("a", now).is_err());
         assert_eq!(cache.len(), 0);
