@@ -459,7 +459,17 @@ impl Legacy {
     /// back, so that the event reached every replica's bus connection before the change
     /// is answered. Best effort: a replica that misses it serves what it cached for at most
     /// the settings cache's TTL (and a stream still has what it read before).
-    pub(super) async fn session_changed(&self, key: &str) {
+    /// Boxed: the wait makes its future large, and the paths that announce a change are
+    /// rare; inline, it would grow every legacy request's future (moved on its way into
+    /// hyper).
+    pub(super) fn session_changed<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, ()> {
+        Box::pin(self.announce_session_change(key))
+    }
+
+    async fn announce_session_change(&self, key: &str) {
         self.state.settings_cache.forget(key);
         let notifier = self.server.notifier();
         let mut echo = notifier.is_shared().then(|| notifier.subscribe());
