@@ -14,9 +14,11 @@ use std::process::Command;
 
 use std::path::PathBuf;
 
-use crate::support::cluster::{Cluster, ClusterOptions, TempDir};
+use crate::support::cluster::{Cluster, ClusterOptions, TempDir, resumes_across_three_replicas};
 use crate::support::legacy::check_recorded_legacy_messages;
-use crate::support::process::{node, root, run_interop_client, run_program, spawn_server, tool};
+use crate::support::process::{
+    node, root, run_interop_client, run_resume_client, spawn_server, tool,
+};
 use crate::support::schema::{check_legacy_message, check_message};
 
 /// The installed `@modelcontextprotocol/client` package.
@@ -108,22 +110,13 @@ fn run_typescript_resume_client(url: &str) -> bool {
         "target/test-tools/node/node_modules/@modelcontextprotocol/sdk",
         "the TypeScript SDK v1 @modelcontextprotocol/sdk",
     );
-    let (ok, text) = run_program(
-        Command::new(node())
+    run_resume_client(
+        &mut Command::new(node())
             .arg(root().join("tests/interop/typescript/resume.mjs"))
             .arg(url)
             .arg(sdk),
-    );
-    assert!(
-        ok && text.contains("1 passed, 0 failed"),
-        "TypeScript SDK v1 stream resumption:\n{text}"
-    );
-    let line = text
-        .lines()
-        .find_map(|l| l.strip_prefix("replicas: call "))
-        .unwrap_or_else(|| panic!("{text}"));
-    let (call, resumed) = line.split_once(" resumed ").unwrap();
-    resumed.split(',').any(|r| r != call)
+        "TypeScript SDK v1 stream resumption",
+    )
 }
 
 #[test]
@@ -136,22 +129,7 @@ fn typescript_sdk_v1_client_resumes_a_stream_the_server_closed() {
 /// `Last-Event-ID` may land on any of the three replicas.
 #[tokio::test(flavor = "multi_thread")]
 async fn typescript_sdk_v1_client_resumes_a_closed_stream_across_three_replicas() {
-    let cluster = Cluster::start(ClusterOptions::default()).await;
-    let url = cluster.nginx.url.clone();
-    let mut crossed = 0;
-    for _ in 0..3 {
-        let url = url.clone();
-        if tokio::task::spawn_blocking(move || run_typescript_resume_client(&url))
-            .await
-            .unwrap()
-        {
-            crossed += 1;
-        }
-    }
-    assert!(
-        crossed > 0,
-        "no resumption landed on another replica than its call"
-    );
+    resumes_across_three_replicas(run_typescript_resume_client).await;
 }
 
 /// Runs `tests/interop/typescript/skills.mjs` in `era` (`modern` or `legacy`) against

@@ -379,3 +379,24 @@ pub async fn metric(r: &ServerProcess, name: &str) -> f64 {
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or(0.0)
 }
+
+/// Runs the resume client `client` (given the load balancer's URL; whether another replica
+/// answered its resume) three times against three replicas behind nginx (round robin, the
+/// event store in the bus's Redis): at least one resume lands on another replica.
+pub async fn resumes_across_three_replicas(client: fn(&str) -> bool) {
+    let cluster = Cluster::start(ClusterOptions::default()).await;
+    let mut crossed = 0;
+    for _ in 0..3 {
+        let url = cluster.nginx.url.clone();
+        if tokio::task::spawn_blocking(move || client(&url))
+            .await
+            .unwrap()
+        {
+            crossed += 1;
+        }
+    }
+    assert!(
+        crossed > 0,
+        "no resumption landed on another replica than its call"
+    );
+}

@@ -180,6 +180,20 @@ pub fn run_program(cmd: &mut Command) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// Runs an interop client that resumes a stream (`what` names it in failures): it must pass
+/// and print `replicas: call R resumed R1,R2,…`; whether a resume was answered by another
+/// replica than the call's.
+pub fn run_resume_client(cmd: &mut Command, what: &str) -> bool {
+    let (ok, text) = run_program(cmd);
+    assert!(ok && text.contains("1 passed, 0 failed"), "{what}:\n{text}");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("replicas: call "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let (call, resumed) = line.split_once(" resumed ").unwrap();
+    resumed.split(',').any(|r| r != call)
+}
+
 /// Runs an interop client that prints `N passed, M failed`, and asserts every step passed.
 pub fn run_interop_client(cmd: &mut Command, what: &str) {
     let (ok, text) = run_program(cmd);
