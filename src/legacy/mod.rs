@@ -37,6 +37,7 @@
 //! | `words` | the era's own words: results and capabilities without what only 2026-07-28 defines |
 
 mod ask;
+mod bounded;
 pub(crate) mod classify;
 mod dispatch;
 mod endpoints;

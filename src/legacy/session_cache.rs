@@ -15,10 +15,10 @@
 //! expired entries go first, then arbitrary ones until half the room is free (each of
 //! those sessions is opened from its token again on its next request).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use super::bounded::Bounded;
 use super::session::{self, Refused, Session, Unsealed};
 use crate::handler::Principal;
 use crate::server::seal::StateKeys;
@@ -35,23 +35,13 @@ const ENTRY_OVERHEAD: usize = 64;
 
 struct Entry {
     unsealed: Arc<Unsealed>,
+    /// When it goes: [`ENTRY_TTL`] after it was made, or at the session's expiry if sooner.
     until: SystemTime,
-    size: usize,
-}
-
-#[derive(Default)]
-struct Inner {
-    // Keys are ids this server sealed (an entry is made only for an id that opened), so a
-    // quick hasher is safe; the std one cost ~700 instructions per request on a ~150-byte id.
-    map: HashMap<Box<str>, Entry, foldhash::fast::RandomState>,
-    bytes: usize,
 }
 
 /// The replica's cache of opened session ids (see the [module docs](self)).
 pub(crate) struct SessionCache {
-    max_entries: usize,
-    max_bytes: usize,
-    inner: Mutex<Inner>,
+    inner: Mutex<Bounded<Entry>>,
 }
 
 impl Default for SessionCache {
@@ -63,7 +53,7 @@ impl Default for SessionCache {
 impl std::fmt::Debug for SessionCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionCache")
-            .field("entries", &self.lock().map.len())
+            .field("entries", &self.lock().len())
             .finish_non_exhaustive()
     }
 }
@@ -72,13 +62,11 @@ impl SessionCache {
     /// A cache of at most `max_entries` ids taking about `max_bytes`.
     pub(crate) fn new(max_entries: usize, max_bytes: usize) -> Self {
         SessionCache {
-            max_entries: max_entries.max(1),
-            max_bytes,
-            inner: Mutex::new(Inner::default()),
+            inner: Mutex::new(Bounded::new(max_entries, max_bytes)),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Bounded<Entry>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -105,7 +93,7 @@ impl SessionCache {
     ) -> Result<Session, Refused> {
         let token = token.ok_or(Refused::Missing)?;
         // The caller is checked after the lock is released: only the lookup holds it.
-        let hit = (self.lock().map.get(token))
+        let hit = (self.lock().get(token))
             .filter(|e| e.until > now)
             .map(|e| e.unsealed.clone());
         if let Some(unsealed) = hit {
@@ -121,46 +109,17 @@ impl SessionCache {
 
     fn insert(&self, token: &str, unsealed: Unsealed, now: SystemTime) {
         let size = token.len() + unsealed.size() + ENTRY_OVERHEAD;
-        if size > self.max_bytes / 4 {
-            return;
-        }
-        let until = unsealed.expires().min(now + ENTRY_TTL);
-        let mut inner = self.lock();
-        if inner.map.len() >= self.max_entries || inner.bytes + size > self.max_bytes {
-            self.make_room(&mut inner, now);
-        }
         let entry = Entry {
+            until: unsealed.expires().min(now + ENTRY_TTL),
             unsealed: Arc::new(unsealed),
-            until,
-            size,
         };
-        if let Some(old) = inner.map.insert(token.into(), entry) {
-            inner.bytes -= old.size;
-        }
-        inner.bytes += size;
-    }
-
-    /// Drops the expired entries, then arbitrary ones until at most half the room is taken.
-    fn make_room(&self, inner: &mut Inner, now: SystemTime) {
-        inner.map.retain(|_, e| e.until > now);
-        let (max_len, max_bytes) = (self.max_entries / 2, self.max_bytes / 2);
-        let mut len = inner.map.len();
-        let mut bytes: usize = inner.map.values().map(|e| e.size).sum();
-        inner.map.retain(|_, e| {
-            if len <= max_len && bytes <= max_bytes {
-                return true;
-            }
-            len -= 1;
-            bytes -= e.size;
-            false
-        });
-        inner.bytes = bytes;
+        self.lock().insert(token, entry, size, |e| e.until <= now);
     }
 
     /// How many ids it holds now.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.lock().map.len()
+        self.lock().len()
     }
 }
 
@@ -265,12 +224,9 @@ mod tests {
         let by_bytes = SessionCache::new(1000, one * 5);
         for t in &tokens {
             by_bytes.open_at(&keys, Some(t), None, DAY, now).unwrap();
-            let inner = by_bytes.lock();
-            assert!(inner.bytes <= one * 5);
-            assert_eq!(
-                inner.bytes,
-                inner.map.values().map(|e| e.size).sum::<usize>()
-            );
+            let (bytes, counted) = by_bytes.lock().bytes();
+            assert!(bytes <= one * 5);
+            assert_eq!(bytes, counted);
         }
         assert!(by_bytes.len() >= 2);
     }

@@ -30,10 +30,10 @@
 //! Bounded: at most [`MAX_ENTRIES`] entries and about [`MAX_BYTES`] bytes; when full,
 //! expired entries go first, then arbitrary ones until half the room is free.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::bounded::Bounded;
 use super::store::SessionSettings;
 use crate::backends::bus::{BusReceiver, Delivery};
 use crate::notify::ChangeEvent;
@@ -51,12 +51,10 @@ const ENTRY_OVERHEAD: usize = 96;
 struct Entry {
     settings: SessionSettings,
     loaded: Instant,
-    size: usize,
 }
 
 struct Inner {
-    map: HashMap<Box<str>, Entry, foldhash::fast::RandomState>,
-    bytes: usize,
+    map: Bounded<Entry>,
     /// The bus the invalidations arrive on; `None`: the cache is off.
     bus: Option<BusReceiver>,
     /// Bumped by every invalidation.
@@ -70,8 +68,6 @@ pub(crate) struct Ticket(u64);
 
 /// The replica's cache of session settings (see the [module docs](self)).
 pub(crate) struct SettingsCache {
-    max_entries: usize,
-    max_bytes: usize,
     inner: Mutex<Inner>,
 }
 
@@ -108,15 +104,12 @@ impl Inner {
 
     fn forget(&mut self, key: &str) {
         self.generation += 1;
-        if let Some(old) = self.map.remove(key) {
-            self.bytes -= old.size;
-        }
+        self.map.remove(key);
     }
 
     fn clear(&mut self) {
         self.generation += 1;
         self.map.clear();
-        self.bytes = 0;
     }
 }
 
@@ -128,11 +121,8 @@ impl SettingsCache {
 
     fn with_bounds(bus: Option<BusReceiver>, max_entries: usize, max_bytes: usize) -> Self {
         SettingsCache {
-            max_entries: max_entries.max(1),
-            max_bytes,
             inner: Mutex::new(Inner {
-                map: HashMap::default(),
-                bytes: 0,
+                map: Bounded::new(max_entries, max_bytes),
                 bus,
                 generation: 0,
             }),
@@ -179,27 +169,17 @@ impl SettingsCache {
                 .map(String::len)
                 .sum::<usize>()
             + ENTRY_OVERHEAD;
-        if size > self.max_bytes / 4 {
-            return;
-        }
         let mut inner = self.lock();
         inner.catch_up();
         if inner.bus.is_none() || inner.generation != ticket.0 {
             return;
         }
-        if let Some(old) = inner.map.remove(key) {
-            inner.bytes -= old.size;
-        }
-        if inner.map.len() >= self.max_entries || inner.bytes + size > self.max_bytes {
-            self.make_room(&mut inner, now);
-        }
         let entry = Entry {
             settings: settings.clone(),
             loaded: now,
-            size,
         };
-        inner.map.insert(key.into(), entry);
-        inner.bytes += size;
+        let stale = |e: &Entry| now.duration_since(e.loaded) >= SETTINGS_TTL;
+        inner.map.insert(key, entry, size, stale);
     }
 
     /// Records in the cached entry of `key` (if any) that this replica just recorded the
@@ -213,25 +193,6 @@ impl SettingsCache {
     /// Forgets session `key`: this replica changed its settings.
     pub(crate) fn forget(&self, key: &str) {
         self.lock().forget(key);
-    }
-
-    /// Drops the expired entries, then arbitrary ones until at most half the room is taken.
-    fn make_room(&self, inner: &mut Inner, now: Instant) {
-        inner
-            .map
-            .retain(|_, e| now.duration_since(e.loaded) < SETTINGS_TTL);
-        let (max_len, max_bytes) = (self.max_entries / 2, self.max_bytes / 2);
-        let mut len = inner.map.len();
-        let mut bytes: usize = inner.map.values().map(|e| e.size).sum();
-        inner.map.retain(|_, e| {
-            if len <= max_len && bytes <= max_bytes {
-                return true;
-            }
-            len -= 1;
-            bytes -= e.size;
-            false
-        });
-        inner.bytes = bytes;
     }
 
     /// How many sessions it holds now.
@@ -421,12 +382,9 @@ mod tests {
         for i in 0..20 {
             let ticket = small.ticket();
             small.put_at(&format!("s{i}"), &big, ticket, now);
-            let inner = small.lock();
-            assert!(inner.bytes <= 40_000);
-            assert_eq!(
-                inner.bytes,
-                inner.map.values().map(|e| e.size).sum::<usize>()
-            );
+            let (bytes, counted) = small.lock().map.bytes();
+            assert!(bytes <= 40_000);
+            assert_eq!(bytes, counted);
         }
         let ticket = small.ticket();
         let huge = SessionSettings {
