@@ -303,22 +303,18 @@ impl Legacy {
             Err(refusal) => return refusal,
         };
         let key = session.key.clone();
-        match self
+        let outcome = match self
             .legacy_method(body, &id, &method, read, session, settings, extensions)
             .await
         {
-            Ok(outcome @ Outcome::Running(_)) => LegacyOutcome {
-                resumable: Some(self.resumable(key)),
-                ..LegacyOutcome::of(super::words::outcome(
-                    outcome,
-                    self.server.stamp().member().clone(),
-                ))
-            },
-            Ok(outcome) => LegacyOutcome::of(super::words::outcome(
-                outcome,
-                self.server.stamp().member().clone(),
-            )),
-            Err(e) => LegacyOutcome::of(Outcome::error(Some(id), e)),
+            Ok(outcome) => outcome,
+            Err(e) => return LegacyOutcome::of(Outcome::error(Some(id), e)),
+        };
+        let running = matches!(outcome, Outcome::Running(_));
+        let stamp = self.server.stamp().member().clone();
+        LegacyOutcome {
+            resumable: running.then(|| self.resumable(key)),
+            ..LegacyOutcome::of(super::words::outcome(outcome, stamp))
         }
     }
 

@@ -26,6 +26,14 @@ pub(crate) enum Opened {
     Kept(Kept),
 }
 
+/// The refusal of a stream the event store could not answer for: 503, `store_unavailable`.
+fn events_unavailable(e: &crate::Error) -> LegacyOutcome {
+    LegacyOutcome::refused_with(
+        Reply::store_unavailable(None, "event", e),
+        Refusal::Unavailable,
+    )
+}
+
 /// The refusal of a stream this replica cannot hold (it holds its maximum): 503 with
 /// `Retry-After`.
 pub(super) fn busy(limits: &ListenLimits) -> LegacyOutcome {
@@ -76,10 +84,7 @@ impl Legacy {
         }
         match self.keep(key, messages, last_event_id).await {
             Ok(kept) => Ok(Opened::Kept(kept)),
-            Err(e) => Err(LegacyOutcome::refused_with(
-                Reply::store_unavailable(None, "event", &e),
-                Refusal::Unavailable,
-            )),
+            Err(e) => Err(events_unavailable(&e)),
         }
     }
 
@@ -161,10 +166,7 @@ impl Legacy {
         self.replay(session.key, last_event_id)
             .await
             .map_err(|why| match why {
-                NotResumed::Store(e) => LegacyOutcome::refused_with(
-                    Reply::store_unavailable(None, "event", &e),
-                    Refusal::Unavailable,
-                ),
+                NotResumed::Store(e) => events_unavailable(&e),
                 NotResumed::Full => busy(self.server.listeners().limits()),
             })
     }
