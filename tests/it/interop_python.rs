@@ -109,7 +109,7 @@ fn python_sdk_stdio_client_in_legacy_mode_initializes_over_stdio() {
 /// `Last-Event-ID` and gets the result. Whether another replica answered the resume.
 fn run_python_resume_client(url: &str) -> bool {
     run_resume_client(
-        &mut Command::new(python())
+        Command::new(python())
             .arg(root().join("tests/interop/python/resume.py"))
             .arg(url),
         "Python SDK stream resumption",

@@ -111,7 +111,7 @@ fn run_typescript_resume_client(url: &str) -> bool {
         "the TypeScript SDK v1 @modelcontextprotocol/sdk",
     );
     run_resume_client(
-        &mut Command::new(node())
+        Command::new(node())
             .arg(root().join("tests/interop/typescript/resume.mjs"))
             .arg(url)
             .arg(sdk),
