@@ -255,11 +255,8 @@ impl Legacy {
             extensions,
             keep_alive,
         } = request;
-        // Boxed: `observe` would otherwise hold the exchange's (large) future twice, before
-        // and while it runs, and every move of the request's future would copy both.
-        let exchange = Box::pin(exchange(session, extensions));
         self.server()
-            .observe(Labels::Headers(mirror), exchange)
+            .observe(Labels::Headers(mirror), exchange(session, extensions))
             .await
             .respond(accepts, keep_alive)
             .await
