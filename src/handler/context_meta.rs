@@ -11,7 +11,9 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 
-use crate::protocol::{ClientCapabilities, DeferredMeta, LoggingLevel, ProgressToken, RequestMeta};
+use crate::protocol::{
+    ClientCapabilities, DeferredMeta, LoggingLevel, ProgressToken, RequestMeta, SessionMeta,
+};
 
 /// A request's validated `_meta`, owned or still in its body.
 ///
@@ -41,6 +43,12 @@ enum Repr {
         /// Boxed: most contexts never build it (inline it would double this box).
         built: OnceLock<Box<RequestMeta>>,
     },
+    /// A legacy request's: its session's identity, shared.
+    Session {
+        meta: SessionMeta,
+        /// Boxed, as the deferred one's.
+        built: OnceLock<Box<RequestMeta>>,
+    },
 }
 
 impl From<RequestMeta> for ContextMeta {
@@ -59,11 +67,20 @@ impl ContextMeta {
         }))
     }
 
+    /// A legacy request's `_meta` (see [`SessionMeta`]).
+    pub(crate) fn session(meta: SessionMeta) -> Self {
+        ContextMeta(Box::new(Repr::Session {
+            meta,
+            built: OnceLock::new(),
+        }))
+    }
+
     /// The protocol version the request declared.
     pub(crate) fn protocol_version(&self) -> &str {
         match &*self.0 {
             Repr::Owned(m) => &m.protocol_version,
             Repr::Deferred { meta, .. } => meta.protocol_version(),
+            Repr::Session { meta, .. } => meta.protocol_version(),
         }
     }
 
@@ -72,6 +89,7 @@ impl ContextMeta {
         match &*self.0 {
             Repr::Owned(m) => &m.client_capabilities,
             Repr::Deferred { meta, .. } => meta.client_capabilities(),
+            Repr::Session { meta, .. } => meta.client_capabilities(),
         }
     }
 
@@ -80,6 +98,7 @@ impl ContextMeta {
         match &*self.0 {
             Repr::Owned(m) => m.log_level,
             Repr::Deferred { meta, .. } => meta.log_level(),
+            Repr::Session { meta, .. } => meta.log_level(),
         }
     }
 
@@ -88,6 +107,7 @@ impl ContextMeta {
         match &*self.0 {
             Repr::Owned(m) => m.progress_token.as_ref(),
             Repr::Deferred { meta, .. } => meta.progress_token(),
+            Repr::Session { meta, .. } => meta.progress_token(),
         }
     }
 
@@ -98,6 +118,7 @@ impl ContextMeta {
             Repr::Deferred { meta, body, built } => {
                 built.get_or_init(|| Box::new(meta.build(body)))
             }
+            Repr::Session { meta, built } => built.get_or_init(|| Box::new(meta.build())),
         }
     }
 
@@ -108,6 +129,10 @@ impl ContextMeta {
             Repr::Deferred { meta, body, built } => match built.into_inner() {
                 Some(meta) => *meta,
                 None => meta.into_meta(&body),
+            },
+            Repr::Session { meta, built } => match built.into_inner() {
+                Some(meta) => *meta,
+                None => meta.into_meta(),
             },
         }
     }

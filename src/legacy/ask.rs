@@ -22,13 +22,15 @@ use crate::Error;
 use crate::handler::{Input, InputRequired, RequestContext};
 use crate::notify::Notifier;
 use crate::protocol::legacy::ServerRequest;
-use crate::protocol::{ClientCapabilities, InputRequest, JsonObject};
+use crate::protocol::{ClientIdentity, InputRequest, JsonObject};
 use crate::server::AskClient;
 
 /// What running a handler for a legacy session needs to ask its client.
 pub(crate) struct Asker {
-    pub(crate) session: String,
-    pub(crate) capabilities: ClientCapabilities,
+    /// The session's store key.
+    pub(crate) session: Arc<str>,
+    /// The session's client (what it may be asked is what it declared).
+    pub(crate) identity: Arc<ClientIdentity>,
     pub(crate) timeout: Duration,
     pub(crate) pending: Arc<Pending>,
     pub(crate) notifier: Notifier,
@@ -63,7 +65,7 @@ impl AskClient for Asker {
 impl Asker {
     /// Sends one round of input requests and waits for every answer.
     async fn round(&self, ctx: &RequestContext, ask: InputRequired) -> Result<Input, Error> {
-        if let Some(required) = ask.missing_capabilities(&self.capabilities) {
+        if let Some(required) = ask.missing_capabilities(&self.identity.capabilities) {
             return Err(Error::missing_client_capability(&required));
         }
         let state = match ask.state {

@@ -364,7 +364,7 @@ impl Legacy {
         body: &Bytes,
         id: &RequestId,
         method: &str,
-        read: Result<(ParamsView<'_>, MetaWire<'_>), ErrorObject>,
+        read: Result<(ParamsView<'_>, Box<MetaWire<'_>>), ErrorObject>,
         session: Session,
         settings: SessionSettings,
         extensions: Extensions,
@@ -426,25 +426,23 @@ impl Legacy {
             _ => {}
         }
         let (view, wire) = read?;
-        let meta = wire.into_legacy_meta(
-            session.version,
-            session.capabilities.clone(),
-            session.client_info,
-            settings.log_level,
-        );
+        let meta = wire.with_identity(session.identity.clone(), settings.log_level);
         let span_meta = crate::observability::SpanMeta {
+            version: meta.protocol_version(),
+            client: meta.client_name(),
+            traceparent: meta.traceparent(),
+            tracestate: meta.tracestate(),
             session: Some(&session.key),
-            ..(&meta).into()
         };
         crate::observability::on_request(id, method, span_meta, view.name, view.uri, &extensions);
         let ask = Ask::OverStream(Arc::new(Asker {
             session: session.key,
-            capabilities: session.capabilities,
+            identity: session.identity,
             timeout: self.state.settings.input_timeout,
             pending: self.state.pending.clone(),
             notifier: self.server.notifier().clone(),
         }));
-        let meta = Meta::Owned(Box::new(meta));
+        let meta = Meta::Session(Box::new(meta));
         self.server
             .dispatch_method(body, id, method, view, meta, None, extensions, &ask)
     }

@@ -18,14 +18,14 @@ pub(crate) fn session_round_trip(token: &str, version: &str, flip: usize) {
     let cache = SessionCache::default();
     let open = |token: &str| cache.open(keys(), Some(token), None, ttl);
     if let Ok(s) = open(token) {
-        panic!("a fuzzed session id opened: {token:?} -> {}", s.version);
+        panic!("a fuzzed session id opened: {token:?} -> {}", s.identity.protocol_version);
     }
     let caps = ClientCapabilities::default();
     let Ok(issued) = session::issue(keys(), version, &caps, None, None) else {
         return;
     };
     let opened = open(&issued).expect("an issued id opens");
-    assert_eq!(opened.version, version);
+    assert_eq!(opened.identity.protocol_version, version);
     assert!(
         keys().open_bytes(Purpose::REQUEST_STATE, &issued).is_err(),
         "a session id opened as a requestState"

@@ -57,7 +57,7 @@ impl Legacy {
     /// holds it, else a new one. `Err` when the store could not be read for a resume.
     pub(crate) async fn keep(
         &self,
-        session: String,
+        session: Arc<str>,
         messages: BoxStream<'static, Bytes>,
         last_event_id: Option<&str>,
     ) -> Result<Kept, crate::Error> {

@@ -57,7 +57,7 @@ pub(crate) type Events = BoxStream<'static, Result<Event, Infallible>>;
 #[derive(Clone)]
 pub(crate) struct Resumable {
     pub(crate) store: Arc<dyn EventStore>,
-    pub(crate) session: String,
+    pub(crate) session: Arc<str>,
 }
 
 impl std::fmt::Debug for Resumable {
@@ -360,7 +360,7 @@ pub(crate) enum NotResumed {
 
 impl Legacy {
     /// Where the POST streams of the session `session` are kept.
-    pub(crate) fn resumable(&self, session: String) -> Resumable {
+    pub(crate) fn resumable(&self, session: Arc<str>) -> Resumable {
         Resumable {
             store: self.state.settings.events.clone(),
             session,
@@ -372,7 +372,7 @@ impl Legacy {
     /// session (malformed, expired, another session's) or the stream is over.
     pub(crate) async fn replay(
         &self,
-        session: String,
+        session: Arc<str>,
         last_event_id: &str,
     ) -> Result<Events, NotResumed> {
         let Some((stream, after)) = parse_event_id(last_event_id) else {

@@ -18,6 +18,7 @@
 //! `DELETE` were recorded under another key, so it must not open as a fresh session).
 //!
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -28,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::handler::Principal;
-use crate::protocol::{ClientCapabilities, Implementation};
+use crate::protocol::{ClientCapabilities, ClientIdentity, Implementation};
 use crate::server::seal::{Purpose, StateKeys, digest16};
 
 /// The most session plaintext (capabilities and clientInfo, mostly) one id may carry.
@@ -61,13 +62,10 @@ pub(crate) const IDLE: &str = "idle for longer than the idle limit";
 #[derive(Debug, Clone)]
 pub(crate) struct Session {
     /// Its key in the session store: the token's sealed random part.
-    pub(crate) key: String,
-    /// The negotiated protocol version.
-    pub(crate) version: String,
-    /// What the client declared at `initialize`.
-    pub(crate) capabilities: ClientCapabilities,
-    /// Who the client said it is.
-    pub(crate) client_info: Option<Implementation>,
+    pub(crate) key: Arc<str>,
+    /// The negotiated protocol version, what the client declared at `initialize` and who
+    /// it said it is: shared by every request of the session (and the cached opened id).
+    pub(crate) identity: Arc<ClientIdentity>,
     /// When it expires at the latest (issued + the hard limit, `session_ttl`).
     pub(crate) expires: SystemTime,
     /// When it was issued (`initialize`), whole seconds.
@@ -189,10 +187,12 @@ pub(crate) fn unseal(keys: &StateKeys, token: &str, ttl: Duration) -> Result<Uns
     }
     Ok(Unsealed {
         session: Session {
-            key: claims.n,
-            version: claims.v,
-            capabilities: claims.c,
-            client_info: claims.i,
+            key: claims.n.into(),
+            identity: Arc::new(ClientIdentity {
+                protocol_version: claims.v,
+                capabilities: claims.c,
+                client_info: claims.i,
+            }),
             expires: UNIX_EPOCH + Duration::from_secs(claims.t) + ttl,
             issued: UNIX_EPOCH + Duration::from_secs(claims.t),
         },
@@ -242,9 +242,9 @@ pub(super) mod tests {
         assert!(token.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{token}");
         let other_replica = ring(&format!("{K2},{K1}"));
         let s = open(&other_replica, Some(&token), None, DAY).unwrap();
-        assert_eq!(s.version, "2025-11-25");
-        assert_eq!(s.capabilities, caps);
-        assert_eq!(s.client_info, Some(info));
+        assert_eq!(s.identity.protocol_version, "2025-11-25");
+        assert_eq!(s.identity.capabilities, caps);
+        assert_eq!(s.identity.client_info, Some(info));
         assert_eq!(s.key, open(&ring(K1), Some(&token), None, DAY).unwrap().key);
         let again = issue(&ring(K1), "2025-11-25", &caps, None, None).unwrap();
         assert_ne!(
@@ -292,9 +292,9 @@ pub(super) mod tests {
         let claims: Claims =
             serde_json::from_slice(&keys.open_bytes(Purpose::LEGACY_SESSION, &token).unwrap())
                 .unwrap();
-        assert_eq!(s.key, claims.n);
-        assert_eq!(URL_SAFE_NO_PAD.decode(&s.key).unwrap().len(), KEY_BYTES);
-        assert!(!token.contains(&s.key), "the key is not visible in the id");
+        assert_eq!(*s.key, claims.n);
+        assert_eq!(URL_SAFE_NO_PAD.decode(&*s.key).unwrap().len(), KEY_BYTES);
+        assert!(!token.contains(&*s.key), "the key is not visible in the id");
         // An id sealed before the store was keyed by `n` (12 random bytes): its settings and
         // its revocation were recorded under a digest of the id, so it opens no more.
         let old = Claims {

@@ -130,7 +130,7 @@ impl State {
             Delivery::Event(event) => event,
         };
         if let ChangeEvent::SessionChanged { session } = &*event {
-            if *session == self.s.session.key {
+            if **session == *self.s.session.key {
                 self.reload().await;
             }
             return;
@@ -229,9 +229,11 @@ mod tests {
         let listeners = Listeners::new(ListenLimits::default(), Arc::new(fingerprints()));
         let session = Session {
             key: "k".into(),
-            version: "2025-11-25".into(),
-            capabilities: Default::default(),
-            client_info: None,
+            identity: Arc::new(crate::protocol::ClientIdentity {
+                protocol_version: "2025-11-25".into(),
+                capabilities: Default::default(),
+                client_info: None,
+            }),
             expires,
             issued: SystemTime::now(),
         };

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -172,22 +173,93 @@ impl MetaWire<'_> {
     }
 }
 
+/// Who a client said it is and what it can do, as it said it once for many requests (a
+/// legacy session's `initialize`): shared by those requests, not copied into each.
+#[derive(Debug, PartialEq)]
+pub(crate) struct ClientIdentity {
+    /// The negotiated protocol version.
+    pub(crate) protocol_version: String,
+    /// What the client declared.
+    pub(crate) capabilities: ClientCapabilities,
+    /// Who the client said it is.
+    pub(crate) client_info: Option<Implementation>,
+}
+
 impl MetaWire<'_> {
     /// The `_meta` of a legacy request: the protocol version, capabilities and clientInfo
-    /// of its session, the session's log level, and what the request sent itself
-    /// (`progressToken`, trace context, other keys).
-    pub(crate) fn into_legacy_meta(
-        self,
-        protocol_version: String,
-        client_capabilities: ClientCapabilities,
-        client_info: Option<Implementation>,
+    /// of its session (`identity`, shared), the session's log level, and what the request
+    /// sent itself (`progressToken`, trace context, other keys).
+    pub(crate) fn with_identity(
+        mut self: Box<Self>,
+        identity: Arc<ClientIdentity>,
         log_level: Option<LoggingLevel>,
-    ) -> RequestMeta {
-        self.rest.into_meta(
-            protocol_version,
-            client_capabilities,
-            client_info,
+    ) -> SessionMeta {
+        SessionMeta {
+            identity,
             log_level,
+            rest: std::mem::take(&mut self.rest),
+        }
+    }
+}
+
+/// A legacy request's `_meta`: its session's [`ClientIdentity`], shared, and what the
+/// request sent. The owned [`RequestMeta`] is built only for a handler that asks.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionMeta {
+    identity: Arc<ClientIdentity>,
+    log_level: Option<LoggingLevel>,
+    rest: MetaRest,
+}
+
+impl SessionMeta {
+    /// `io.modelcontextprotocol/protocolVersion`: the session's.
+    pub(crate) fn protocol_version(&self) -> &str {
+        &self.identity.protocol_version
+    }
+
+    /// The capabilities the session's client declared.
+    pub(crate) fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.identity.capabilities
+    }
+
+    /// The client's self-reported name, if it sent one.
+    pub(crate) fn client_name(&self) -> Option<&str> {
+        self.identity.client_info.as_ref().map(|i| i.name.as_str())
+    }
+
+    /// The session's log level, if set.
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level
+    }
+
+    /// `progressToken`, if sent.
+    pub(crate) fn progress_token(&self) -> Option<&ProgressToken> {
+        self.rest.progress_token.as_ref()
+    }
+
+    /// `traceparent`, if sent.
+    pub(crate) fn traceparent(&self) -> Option<&str> {
+        self.rest.traceparent.as_deref()
+    }
+
+    /// `tracestate`, if sent.
+    pub(crate) fn tracestate(&self) -> Option<&str> {
+        self.rest.tracestate.as_deref()
+    }
+
+    /// The owned `_meta` (the session's members copied).
+    pub(crate) fn build(&self) -> RequestMeta {
+        self.clone().into_meta()
+    }
+
+    /// [`build`](Self::build), taking what the request sent instead of copying it.
+    pub(crate) fn into_meta(self) -> RequestMeta {
+        let identity = &*self.identity;
+        self.rest.into_meta(
+            identity.protocol_version.clone(),
+            identity.capabilities.clone(),
+            identity.client_info.clone(),
+            self.log_level,
         )
     }
 }

@@ -60,7 +60,7 @@ pub use lists::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
 };
 pub use meta::RequestMeta;
-pub(crate) use meta::{BoxedMeta, DeferredMeta, MetaWire};
+pub(crate) use meta::{BoxedMeta, ClientIdentity, DeferredMeta, MetaWire, SessionMeta};
 pub use mrtr::{
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, FormMode,
     InputRequest, InputRequiredResult, InputResponse, ListRootsParams, ListRootsResult, Root,

@@ -16,7 +16,9 @@ use serde_json::value::RawValue;
 
 use crate::handler::context_meta::ContextMeta;
 use crate::protocol::strict::json_str;
-use crate::protocol::{BoxedMeta, ErrorObject, IdField, IncomingMessage, MetaWire, RequestMeta};
+use crate::protocol::{
+    BoxedMeta, ErrorObject, IdField, IncomingMessage, MetaWire, RequestMeta, SessionMeta,
+};
 
 /// Every params member the dispatcher may need besides `_meta`, left raw; `_meta` as `M`
 /// (raw, or already read).
@@ -164,31 +166,32 @@ impl<'a> Params<'a> {
         Ok((view, wire))
     }
 
-    /// The params members and the `_meta` as sent, for a legacy request (whose `_meta`
-    /// carries no protocol version or capabilities: the session does). `-32602` when
-    /// params or `_meta` is not an object.
-    pub(crate) fn read_legacy(self) -> Result<(ParamsView<'a>, MetaWire<'a>), ErrorObject> {
+    /// The params members and the `_meta` as sent (boxed, as [`read`](Self::read)'s), for a
+    /// legacy request (whose `_meta` carries no protocol version or capabilities: the
+    /// session does). `-32602` when params or `_meta` is not an object.
+    pub(crate) fn read_legacy(self) -> Result<(ParamsView<'a>, Box<MetaWire<'a>>), ErrorObject> {
         let (meta, view) = match self {
             Params::Read(view) => {
                 let (wire, view) = view.unwrap_or_default().split();
-                return Ok((view, wire.map(|w| *w.0).unwrap_or_default()));
+                return Ok((view, wire.map(|w| w.0).unwrap_or_default()));
             }
             Params::Raw(raw) => raw_view(raw)?,
         };
-        let wire = meta.map(MetaWire::from_raw).transpose()?;
-        Ok((view, wire.unwrap_or_default()))
+        let wire = meta.map(BoxedMeta::from_raw).transpose()?;
+        Ok((view, wire.map(|w| w.0).unwrap_or_default()))
     }
 }
 
 /// A request's validated `_meta` on its way to its method: still borrowed from the body (a
-/// 2026 request), or built already (a legacy request's, from its session). Only methods
-/// that run a handler make it an owned [`RequestMeta`].
+/// 2026 request), or a legacy request's (its session's identity and what it sent). Only
+/// methods that run a handler make it an owned [`RequestMeta`], and only when asked.
 pub(crate) enum Meta<'a> {
     /// Read from the body, checked; its protocol version is the server's `&'static str`
     /// equal to the one sent.
     Wire(Box<MetaWire<'a>>, &'static str),
-    /// Built (boxed, as the read one is: this is moved on to the method).
-    Owned(Box<RequestMeta>),
+    /// A legacy request's: its session's identity, shared, and what the request sent
+    /// (boxed, as the read one is: this is moved on to the method).
+    Session(Box<SessionMeta>),
 }
 
 impl Meta<'_> {
@@ -196,7 +199,7 @@ impl Meta<'_> {
     pub(crate) fn into_owned(self) -> RequestMeta {
         match self {
             Meta::Wire(wire, _) => (*wire).into_meta(),
-            Meta::Owned(meta) => *meta,
+            Meta::Session(meta) => meta.into_meta(),
         }
     }
 
@@ -207,7 +210,7 @@ impl Meta<'_> {
             Meta::Wire(wire, version) => {
                 ContextMeta::deferred((*wire).defer(version, body), body.clone())
             }
-            Meta::Owned(meta) => (*meta).into(),
+            Meta::Session(meta) => ContextMeta::session(*meta),
         }
     }
 }
