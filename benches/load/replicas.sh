@@ -108,21 +108,29 @@ WRK_PID=
 PREFIX_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/stateless-mcp-replicas.XXXXXX")
 chmod 755 "$PREFIX_ROOT"
 stop_processes() {
-    local pid
+    local pid alive
     if [[ -n "$WRK_PID" ]]; then
         kill -TERM "$WRK_PID" 2>/dev/null || true
         wait "$WRK_PID" 2>/dev/null || true
         WRK_PID=
     fi
-    # SIGTERM first: an nginx master stops its workers (which outlive a SIGKILLed master).
+    # SIGTERM first (an nginx master stops its workers, which outlive a SIGKILLed master),
+    # then up to 3 s for all of them together, then SIGKILL for any left.
     for pid in "${PIDS[@]}"; do
         kill -TERM "$pid" 2>/dev/null || true
     done
-    for pid in "${PIDS[@]}"; do
-        for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
+    for _ in $(seq 1 30); do
+        alive=0
+        for pid in "${PIDS[@]}"; do
+            if kill -0 "$pid" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; then
+                alive=1
+                break
+            fi
         done
+        (( alive )) || break
+        sleep 0.1
+    done
+    for pid in "${PIDS[@]}"; do
         kill -KILL "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
@@ -136,11 +144,12 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# start_replica LOG: the reference binary (defaults) pinned to the server CPU on
-# 127.0.0.1:0; sets REPLICA_PID and REPLICA_ADDR from its log's "address=".
+# start_replica LOG: the reference binary (defaults, but for --drain-delay-secs 0: it stops
+# at once instead of after 5 s of /readyz 503s, which only shutdown sees) pinned to the
+# server CPU on 127.0.0.1:0; sets REPLICA_PID and REPLICA_ADDR from its log's "address=".
 start_replica() {
     local log=$1
-    taskset -c "$SERVER_CPU" "$OURS_BIN" --listen 127.0.0.1:0 >"$log" 2>&1 &
+    taskset -c "$SERVER_CPU" "$OURS_BIN" --listen 127.0.0.1:0 --drain-delay-secs 0 >"$log" 2>&1 &
     REPLICA_PID=$!
     PIDS+=("$REPLICA_PID")
     REPLICA_ADDR=
@@ -221,11 +230,12 @@ ticks_of() {
 # ---------------------------------------------------------------- request bodies
 write_bodies
 
-# load CASE CONFIG ADDR SECS REPLICA_PIDS NGINX_PIDS: one wrk run against ADDR; prints "rps
+# load CASE CONFIG ADDR SECS REPLICA_PIDS NGINX_PIDS: one wrk run against ADDR; sets RUN_RESULT to "rps
 # p50_us p99_us cpu_us_per_req nginx_cpu_us_per_req requests errors split", CPU being that
 # of the replicas and nginx processes (space-separated lists, NGINX_PIDS may be empty)
 # together, and split each replica's share of the replicas' CPU in % ("a/b/c", "-" for one).
-# wrk runs in the background so that Ctrl-C or a TERM reaches the trap at once.
+# wrk runs in the background of this shell (not of a $(...) subshell) so that SIGINT or
+# SIGTERM reaches the trap at once instead of after the run.
 load() {
     local id=$1 config=$2 addr=$3 secs=$4 rpids=$5 npids=$6 body method name line rc=0 log
     local r0 r1 n0 n1
@@ -251,7 +261,7 @@ load() {
         cat "$log" >&2
         exit 1
     }
-    awk -v line="$line" -v r0="$r0" -v r1="$r1" -v n0="$n0" -v n1="$n1" -v hz="$CLK_TCK" 'BEGIN {
+    RUN_RESULT=$(awk -v line="$line" -v r0="$r0" -v r1="$r1" -v n0="$n0" -v n1="$n1" -v hz="$CLK_TCK" 'BEGIN {
         n = split(line, kv, " ")
         for (i = 2; i <= n; i++) { split(kv[i], p, "="); v[p[1]] = p[2] }
         nr = split(r0, a, " "); split(r1, b, " ")
@@ -266,7 +276,7 @@ load() {
         q = v["requests"] > 0 ? 1e6 / hz / v["requests"] : 0
         printf "%.1f %d %d %.1f %.1f %d %d %s\n", v["rps"], v["p50_us"], v["p99_us"], (rt + nt) * q, nt * q,
             v["requests"], v["non2xx"] + v["socket_errors"], split_
-    }'
+    }')
 }
 
 # ---------------------------------------------------------------- run
@@ -306,7 +316,7 @@ for spec in "${SELECTED[@]}"; do
     done
     if (( WARMUP > 0 )); then
         for config in "${CONFIGS[@]}"; do
-            load "$id" "$config" "${ADDR[$config]}" "$WARMUP" "${RPIDS[$config]}" "${NPIDS[$config]}" >/dev/null
+            load "$id" "$config" "${ADDR[$config]}" "$WARMUP" "${RPIDS[$config]}" "${NPIDS[$config]}"
         done
     fi
     for round in $(seq 1 "$ROUNDS"); do
@@ -316,8 +326,8 @@ for spec in "${SELECTED[@]}"; do
             order+=("${CONFIGS[(k + round - 1) % ${#CONFIGS[@]}]}")
         done
         for config in "${order[@]}"; do
-            result=$(load "$id" "$config" "${ADDR[$config]}" "$DURATION" "${RPIDS[$config]}" "${NPIDS[$config]}")
-            read -r rps p50 p99 cpu ncpu n errs split <<<"$result"
+            load "$id" "$config" "${ADDR[$config]}" "$DURATION" "${RPIDS[$config]}" "${NPIDS[$config]}"
+            read -r rps p50 p99 cpu ncpu n errs split <<<"$RUN_RESULT"
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$config" "$round" "$rps" "$p50" "$p99" "$cpu" "$ncpu" "$n" "$errs" "$split" >>"$RAW"
             note=""
             if (( errs > 0 )); then note="  ERRORS $errs"; fi
@@ -343,7 +353,7 @@ N=$REPLICAS
     echo
     echo "$STARTED, commit $COMMIT$DIRTY; $CPUS CPUs ($CPU_MODEL); load average $LOAD_AT_START at start (before the build), $LOAD_BEFORE when the load began, $LOAD_AFTER at the end (this run's own load counts)."
     echo "wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s --timeout 10s on CPU $LOAD_CPU; $ROUNDS rounds per case after a ${WARMUP}s warm-up per configuration, configurations alternating (order rotated each round)."
-    echo "Replicas: \`target/release/stateless-mcp\` (defaults: memory stores), fresh for each case; nginx $NGINX_VERSION with the shipped \`deploy/nginx/nginx.conf\` (keep-alive to the replicas; $nginx_workers worker(s), \`worker_processes auto\`)."
+    echo "Replicas: \`target/release/stateless-mcp\` (defaults: memory stores; \`--drain-delay-secs 0\` to stop at once), fresh for each case; nginx $NGINX_VERSION with the shipped \`deploy/nginx/nginx.conf\` (keep-alive to the replicas; $nginx_workers worker(s), \`worker_processes auto\`)."
     echo "CPU placement: every server-side process (all replicas, nginx master and workers) pinned to CPU $SERVER_CPU, wrk to CPU $LOAD_CPU."
     echo "So the servers share one core in every configuration: nginx-$N against nginx-1 shows what spreading one core's work over $N processes costs, not scaling (this machine cannot show scaling); nginx-1 against direct-1 shows what the proxy hop costs."
     echo
