@@ -107,6 +107,10 @@ WRK_PID=
 # nginx prefixes live under one private directory, removed on exit.
 PREFIX_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/stateless-mcp-replicas.XXXXXX")
 chmod 755 "$PREFIX_ROOT"
+# running PID: whether PID is alive (a child that exited is a zombie until waited for).
+running() {
+    kill -0 "$1" 2>/dev/null && [[ $(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) != Z ]]
+}
 stop_processes() {
     local pid alive
     if [[ -n "$WRK_PID" ]]; then
@@ -122,7 +126,7 @@ stop_processes() {
     for _ in $(seq 1 30); do
         alive=0
         for pid in "${PIDS[@]}"; do
-            if kill -0 "$pid" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; then
+            if running "$pid"; then
                 alive=1
                 break
             fi
@@ -156,7 +160,7 @@ start_replica() {
     for _ in $(seq 1 100); do
         REPLICA_ADDR=$(logged_addr "$log")
         [[ -n "$REPLICA_ADDR" ]] && return 0
-        kill -0 "$REPLICA_PID" 2>/dev/null || break
+        running "$REPLICA_PID" || break
         sleep 0.1
     done
     echo "replicas.sh: $OURS_BIN did not start; its output:" >&2
@@ -193,14 +197,21 @@ start_nginx() {
         NGINX_PID=$!
         PIDS+=("$NGINX_PID")
         for _ in $(seq 1 100); do
-            kill -0 "$NGINX_PID" 2>/dev/null || break
+            running "$NGINX_PID" || break
             if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
                 NGINX_ADDR=127.0.0.1:$port
                 # The workers: the master's children (no cache manager: no proxy_cache_path).
-                local workers=""
+                # The listener accepts before they are all forked: wait until the set holds
+                # still for 0.3 s.
+                local workers="" seen="" same=0
                 for _ in $(seq 1 50); do
                     workers=$(pgrep -P "$NGINX_PID" | tr '\n' ' ' || true)
-                    [[ -n "$workers" ]] && break
+                    if [[ -n "$workers" && "$workers" == "$seen" ]]; then
+                        same=$(( same + 1 ))
+                        (( same >= 3 )) && break
+                    else
+                        same=0 seen=$workers
+                    fi
                     sleep 0.1
                 done
                 [[ -n "$workers" ]] || { echo "replicas.sh: nginx ($name) has no workers" >&2; cat "$log" >&2; exit 1; }
@@ -249,6 +260,13 @@ load() {
     WRK_PID=$!
     wait "$WRK_PID" || rc=$?
     WRK_PID=
+    local pid
+    for pid in $rpids $npids; do
+        running "$pid" || {
+            echo "replicas.sh: server process $pid ($config) exited during the $id run; logs in $WORK" >&2
+            exit 1
+        }
+    done
     # shellcheck disable=SC2086
     { r1=$(ticks_of $rpids); n1=$(ticks_of $npids); }
     if (( rc != 0 )); then
