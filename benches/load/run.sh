@@ -56,18 +56,7 @@ mkdir -p "$WORK"
 . "$HERE/common.sh"
 
 # ---------------------------------------------------------------- tools and machine
-need() { command -v "$1" >/dev/null 2>&1; }
-if ! need wrk; then
-    if [[ $(id -u) -eq 0 ]] && need apt-get; then
-        echo "== installing wrk (apt-get install -y wrk)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y wrk >/dev/null ||
-            { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y wrk >/dev/null; } ||
-            { echo "run.sh: could not install wrk" >&2; exit 1; }
-    else
-        echo "run.sh: wrk is missing; install it (Debian/Ubuntu: sudo apt-get install -y wrk)" >&2
-        exit 1
-    fi
-fi
+ensure_wrk
 for t in taskset curl getconf awk; do
     need "$t" || { echo "run.sh: $t is missing (taskset: util-linux; curl: curl)" >&2; exit 1; }
 done
@@ -143,11 +132,6 @@ stop_server() {
     PIDS=("${keep[@]+"${keep[@]}"}")
 }
 
-# utime + stime of a process (all its threads), in clock ticks.
-cpu_ticks() {
-    sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
-}
-
 # Peak resident set of a process so far, in KiB.
 peak_rss_kib() {
     awk '/^VmHWM:/ {print $2}' "/proc/$1/status"
@@ -155,45 +139,6 @@ peak_rss_kib() {
 
 # ---------------------------------------------------------------- request bodies
 write_bodies
-
-# check_response CASE ADDR WHO: one request with curl; status 200, JSON, the expected
-# shape. Prints the response size in bytes.
-check_response() {
-    local id=$1 addr=$2 who=$3 body method name resp status ctype
-    IFS='|' read -r _ _ body method name <<<"$(printf '%s\n' "${CASES[@]}" | grep "^$id|")"
-    resp=$WORK/$id.$who.response
-    local args=(-sS -o "$resp" -w '%{http_code} %{content_type}' -X POST
-        -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
-        -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $method"
-        --data-binary "@$WORK/$body")
-    [[ -n "$name" ]] && args+=(-H "Mcp-Name: $name")
-    read -r status ctype <<<"$(curl "${args[@]}" "http://$addr/mcp")"
-    fail() {
-        echo "run.sh: $who's answer to $id is wrong: $1 (HTTP $status, $ctype); body starts:" >&2
-        head -c 600 "$resp" >&2
-        echo >&2
-        exit 1
-    }
-    [[ "$status" == 200 ]] || fail "status is not 200"
-    [[ "$ctype" == application/json* ]] || fail "Content-Type is not application/json"
-    grep -q '"error"' "$resp" && fail "it is a JSON-RPC error"
-    grep -q '"id":1[,}]' "$resp" || fail "no \"id\":1"
-    case "$id" in
-        echo|echo100k)
-            grep -qF -f "$WORK/$id.expect" "$resp" || fail "the echoed text is missing"
-            grep -q '"content":\[' "$resp" || fail "no content" ;;
-        list)
-            local n
-            n=$(grep -oE '"name":"(echo|add|count|sleep|tool_[0-9]{3})"' "$resp" | sort -u | wc -l)
-            [[ "$n" == 100 ]] || fail "$n of the 100 tools listed"
-            grep -q '"nextCursor"' "$resp" && fail "the list is paged" ;;
-        discover)
-            grep -q '"supportedVersions":\[[^]]*"2026-07-28"' "$resp" || fail "no supportedVersions with 2026-07-28"
-            grep -q '"capabilities"' "$resp" || fail "no capabilities"
-            grep -q 'serverInfo"' "$resp" || fail "no serverInfo" ;;
-    esac
-    wc -c <"$resp" | tr -d ' '
-}
 
 # load CASE WHO PID ADDR SECS: one wrk run; prints "rps p50_us p99_us cpu_us_per_req
 # requests errors".
