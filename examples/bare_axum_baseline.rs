@@ -6,7 +6,7 @@
 //!
 //! - `tools/call` of `echo`: the text of `params.arguments.text` as one text block;
 //! - `tools/list`: a fixed list of 100 tools, shaped like the load server's
-//!   (`examples/load_server.rs`: the demo tools and `tool_001` to `tool_096`);
+//!   (`examples/load_server.rs`: the demo tools and `tool_001` to `tool_095`);
 //! - `server/discover`: a fixed result shaped like the reference server's.
 //!
 //! Every result carries `resultType` and `_meta` server info as the reference server's do,
@@ -34,8 +34,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-/// The tools in `tools/list`: the demo's four and 96 generated ones.
-const GENERATED_TOOLS: usize = 96;
+/// The tools in `tools/list`: the demo's five and 95 generated ones.
+const GENERATED_TOOLS: usize = 95;
 
 #[derive(Deserialize)]
 struct Request<'a> {
@@ -131,6 +131,17 @@ fn tools_list() -> Vec<u8> {
                 json!({"ms": {"type": "integer", "format": "uint64", "minimum": 0, "maximum": 600000,
                               "description": "How long to sleep, in milliseconds (at most 600000)."}}),
                 &["ms"]),
+        }),
+        json!({
+            "name": "increment", "title": "Increment",
+            "description": "Adds one to a counter and returns its new value. Send an \
+                            Idempotency-Key header (or _meta[\"dev.stateless-mcp/idempotency-key\"]) \
+                            to make a retry return the same value without counting again.",
+            "inputSchema": {"additionalProperties": false, "type": "object"},
+            "annotations": {
+                "readOnlyHint": false, "destructiveHint": false,
+                "idempotentHint": false, "openWorldHint": false
+            },
         }),
     ];
     for i in 1..=GENERATED_TOOLS {

@@ -4,7 +4,7 @@
 //! Wired like `stateless_mcp::app::serve` (same flags through [`Config`], same server
 //! settings as `app::build_server`, the demo toolset, the same [`Runner`](stateless_mcp::Runner)
 //! from `app::runner` with the health and Prometheus routes, `#[tokio::main]`), plus
-//! `tool_001` to `tool_096` with a typed argument struct: 100 tools, one page at the default
+//! `tool_001` to `tool_095` with a typed argument struct: 100 tools, one page at the default
 //! page size.
 //!
 //! With `LOAD_SERVER_SCOPED=1` (the `list_scoped` case of `benches/load/callgrind.sh`), every
@@ -31,8 +31,8 @@ use stateless_mcp::handler::Principal;
 use stateless_mcp::observability::{PrometheusMetrics, Readiness};
 use stateless_mcp::{HandlerError, RequestContext, Server, ToolDef};
 
-/// Tools added to the demo's four.
-const GENERATED_TOOLS: usize = 96;
+/// Tools added to the demo's five.
+const GENERATED_TOOLS: usize = 95;
 
 #[derive(Deserialize, JsonSchema)]
 struct QueryArgs {

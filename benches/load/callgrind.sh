@@ -22,7 +22,7 @@
 # targets table gives its ratio to the unscoped list when both ran (no baseline: it has no
 # scopes).
 # The `mounted_*` cases are the same 2026 echo call, to `load_server` (the reference
-# server's settings and tools, plus 96 more) served three ways: by the runner
+# server's settings and tools, plus 95 more) served three ways: by the runner
 # (`mounted_runner`, the reference path), and mounted in an axum app of the user's own served
 # by `axum::serve` with nodelay, through `StreamableHttp::into_service` + `route_service`
 # (`mounted_service`, LOAD_SERVER_MOUNTED=service) or `into_router` + `merge`

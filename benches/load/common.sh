@@ -111,7 +111,7 @@ check_response() {
             grep -q '"content":\[' "$resp" || fail "no content" ;;
         list)
             local n
-            n=$(grep -oE '"name":"(echo|add|count|sleep|tool_[0-9]{3})"' "$resp" | sort -u | wc -l)
+            n=$(grep -oE '"name":"(echo|add|count|sleep|increment|tool_[0-9]{3})"' "$resp" | sort -u | wc -l)
             [[ "$n" == 100 ]] || fail "$n of the 100 tools listed"
             grep -q '"nextCursor"' "$resp" && fail "the list is paged" ;;
         discover)
