@@ -18,7 +18,10 @@ pub(crate) fn session_round_trip(token: &str, version: &str, flip: usize) {
     let cache = SessionCache::default();
     let open = |token: &str| cache.open(keys(), Some(token), None, ttl);
     if let Ok(s) = open(token) {
-        panic!("a fuzzed session id opened: {token:?} -> {}", s.identity.protocol_version);
+        panic!(
+            "a fuzzed session id opened: {token:?} -> {}",
+            s.identity.protocol_version
+        );
     }
     let caps = ClientCapabilities::default();
     let Ok(issued) = session::issue(keys(), version, &caps, None, None) else {
