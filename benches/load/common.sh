@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2034
-# Shared by the scripts of benches/load (sourced, after ROOT, WORK and BUILD are set): the
-# binaries, the request bodies and cases, reading a server's address from its log, wrk,
-# a process's CPU time and checking an answer.
+# Shared by the scripts of benches/load (sourced; build_binaries and write_bodies need ROOT
+# and WORK set): the binaries, the request bodies and cases, reading a server's address from
+# its log, wrk, a process's CPU time, checking an answer, and the options and machine checks
+# run.sh and replicas.sh share.
 
 # build_binaries: the release binaries the scripts load (unless BUILD=0), and their paths;
 # with BIN_DIR set (--bin-dir), the three binaries kept in that folder from another build
@@ -120,4 +121,52 @@ check_response() {
             grep -q 'serverInfo"' "$resp" || fail "no serverInfo" ;;
     esac
     wc -c <"$resp" | tr -d ' '
+}
+
+# The shared options' defaults, for what a script did not set before sourcing this file.
+: "${DURATION:=10}" "${ROUNDS:=3}" "${CONNECTIONS:=64}" "${THREADS:=1}" "${WARMUP:=2}"
+: "${SERVER_CPU:=0}" "${LOAD_CPU:=1}" "${BUILD:=1}"
+
+# load_option OPTION VALUE: one of the options run.sh and replicas.sh share (--duration,
+# --rounds, --connections, --threads, --warmup, --server-cpu, --load-cpu, --no-build): sets
+# its variable and TAKEN (the words it used, 1 or 2); TAKEN=0 when OPTION is not one of them.
+# Exits 2 on a bad value.
+load_option() {
+    local opt=$1 val=${2-}
+    positive() { [[ "$val" =~ ^[1-9][0-9]*$ ]] || { echo "$PROG: $opt needs a positive integer, got '$val'" >&2; exit 2; }; }
+    natural() { [[ "$val" =~ ^[0-9]+$ ]] || { echo "$PROG: $opt needs an integer >= 0, got '$val'" >&2; exit 2; }; }
+    TAKEN=2
+    case "$opt" in
+        --duration) positive; DURATION=$val ;;
+        --rounds) positive; ROUNDS=$val ;;
+        --connections) positive; CONNECTIONS=$val ;;
+        --threads) positive; THREADS=$val ;;
+        --warmup) natural; WARMUP=$val ;;
+        --server-cpu) natural; SERVER_CPU=$val ;;
+        --load-cpu) natural; LOAD_CPU=$val ;;
+        --no-build) BUILD=0; TAKEN=1 ;;
+        *) TAKEN=0 ;;
+    esac
+}
+
+# check_load_limits: the bounds of the shared options (exits 2 past one).
+check_load_limits() {
+    (( DURATION <= 600 )) || { echo "$PROG: --duration is at most 600" >&2; exit 2; }
+    (( ROUNDS <= 20 )) || { echo "$PROG: --rounds is at most 20" >&2; exit 2; }
+    (( CONNECTIONS <= 1000 )) || { echo "$PROG: --connections is at most 1000" >&2; exit 2; }
+}
+
+# check_machine: --server-cpu and --load-cpu exist (exits 1 if not; warns when they are the
+# same); sets CPUS, CLK_TCK and LOAD_AT_START.
+check_machine() {
+    CPUS=$(nproc)
+    if (( SERVER_CPU >= CPUS || LOAD_CPU >= CPUS )); then
+        echo "$PROG: this machine has $CPUS CPU(s); --server-cpu $SERVER_CPU / --load-cpu $LOAD_CPU do not exist" >&2
+        exit 1
+    fi
+    if (( SERVER_CPU == LOAD_CPU )); then
+        echo "$PROG: warning: servers and load generator share CPU $SERVER_CPU" >&2
+    fi
+    CLK_TCK=$(getconf CLK_TCK)
+    LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 }

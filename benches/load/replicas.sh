@@ -15,14 +15,6 @@
 # exit, also on failure or Ctrl-C. See "Replicas behind nginx" in benches/load/README.md.
 set -euo pipefail
 
-DURATION=10
-ROUNDS=3
-CONNECTIONS=64
-THREADS=1
-WARMUP=2
-SERVER_CPU=0
-LOAD_CPU=1
-BUILD=1
 REPLICAS=3
 CASE_IDS="echo discover"
 NGINX=/usr/sbin/nginx
@@ -32,40 +24,31 @@ usage() {
     exit "${1:-0}"
 }
 
-positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || { echo "replicas.sh: $1 needs a positive integer, got '$2'" >&2; exit 2; }; }
-natural() { [[ "$2" =~ ^[0-9]+$ ]] || { echo "replicas.sh: $1 needs an integer >= 0, got '$2'" >&2; exit 2; }; }
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PROG=replicas.sh
+# shellcheck source=benches/load/common.sh
+. "$HERE/common.sh"
 
 while [[ $# -gt 0 ]]; do
+    load_option "$1" "${2-}"
+    if (( TAKEN > 0 )); then shift "$TAKEN"; continue; fi
     case "$1" in
-        --duration) positive "$1" "${2-}"; DURATION=$2; shift 2 ;;
-        --rounds) positive "$1" "${2-}"; ROUNDS=$2; shift 2 ;;
-        --connections) positive "$1" "${2-}"; CONNECTIONS=$2; shift 2 ;;
-        --threads) positive "$1" "${2-}"; THREADS=$2; shift 2 ;;
-        --warmup) natural "$1" "${2-}"; WARMUP=$2; shift 2 ;;
-        --replicas) positive "$1" "${2-}"; REPLICAS=$2; shift 2 ;;
+        --replicas) [[ "${2-}" =~ ^[1-9][0-9]*$ ]] || { echo "replicas.sh: --replicas needs a positive integer, got '${2-}'" >&2; exit 2; }
+            REPLICAS=$2; shift 2 ;;
         --cases) [[ -n "${2-}" ]] || { echo "replicas.sh: --cases needs a list, e.g. \"echo discover\"" >&2; exit 2; }
             CASE_IDS=$2; shift 2 ;;
-        --server-cpu) natural "$1" "${2-}"; SERVER_CPU=$2; shift 2 ;;
-        --load-cpu) natural "$1" "${2-}"; LOAD_CPU=$2; shift 2 ;;
-        --no-build) BUILD=0; shift ;;
         -h|--help) usage 0 ;;
         *) echo "replicas.sh: unknown argument '$1'" >&2; usage 2 ;;
     esac
 done
-(( DURATION <= 600 )) || { echo "replicas.sh: --duration is at most 600" >&2; exit 2; }
-(( ROUNDS <= 20 )) || { echo "replicas.sh: --rounds is at most 20" >&2; exit 2; }
-(( CONNECTIONS <= 1000 )) || { echo "replicas.sh: --connections is at most 1000" >&2; exit 2; }
+check_load_limits
 (( REPLICAS <= 8 )) || { echo "replicas.sh: --replicas is 1 to 8" >&2; exit 2; }
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT"
 OUT=$ROOT/target/load
 WORK=$OUT/work/replicas
 mkdir -p "$WORK"
-PROG=replicas.sh
-# shellcheck source=benches/load/common.sh
-. "$HERE/common.sh"
 
 # The cases asked for, checked against common.sh's CASES ("list" needs load_server's 100
 # tools and is left to run.sh: the replicas here are the reference binary with its defaults).
@@ -85,16 +68,7 @@ for t in taskset curl getconf awk pgrep; do
     need "$t" || { echo "replicas.sh: $t is missing (taskset: util-linux; pgrep: procps; curl: curl)" >&2; exit 1; }
 done
 [[ -x "$NGINX" ]] || { echo "replicas.sh: $NGINX is missing; install it (Debian/Ubuntu: sudo apt-get install -y nginx)" >&2; exit 1; }
-CPUS=$(nproc)
-if (( SERVER_CPU >= CPUS || LOAD_CPU >= CPUS )); then
-    echo "replicas.sh: this machine has $CPUS CPU(s); --server-cpu $SERVER_CPU / --load-cpu $LOAD_CPU do not exist" >&2
-    exit 1
-fi
-if (( SERVER_CPU == LOAD_CPU )); then
-    echo "replicas.sh: warning: servers and load generator share CPU $SERVER_CPU" >&2
-fi
-CLK_TCK=$(getconf CLK_TCK)
-LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+check_machine
 
 # ---------------------------------------------------------------- build
 build_binaries

@@ -11,65 +11,37 @@
 # every process it starts is stopped on exit. See benches/load/README.md.
 set -euo pipefail
 
-DURATION=10
-ROUNDS=3
-CONNECTIONS=64
-THREADS=1
-WARMUP=2
-SERVER_CPU=0
-LOAD_CPU=1
-BUILD=1
-
 usage() {
     sed -n '4,6p' "$0" | sed 's/^# \{0,1\}//'
     exit "${1:-0}"
 }
 
-positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: $1 needs a positive integer, got '$2'" >&2; exit 2; }; }
-natural() { [[ "$2" =~ ^[0-9]+$ ]] || { echo "run.sh: $1 needs an integer >= 0, got '$2'" >&2; exit 2; }; }
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=benches/load/common.sh
+. "$HERE/common.sh"
 
 while [[ $# -gt 0 ]]; do
+    load_option "$1" "${2-}"
+    if (( TAKEN > 0 )); then shift "$TAKEN"; continue; fi
     case "$1" in
-        --duration) positive "$1" "${2-}"; DURATION=$2; shift 2 ;;
-        --rounds) positive "$1" "${2-}"; ROUNDS=$2; shift 2 ;;
-        --connections) positive "$1" "${2-}"; CONNECTIONS=$2; shift 2 ;;
-        --threads) positive "$1" "${2-}"; THREADS=$2; shift 2 ;;
-        --warmup) natural "$1" "${2-}"; WARMUP=$2; shift 2 ;;
-        --server-cpu) natural "$1" "${2-}"; SERVER_CPU=$2; shift 2 ;;
-        --load-cpu) natural "$1" "${2-}"; LOAD_CPU=$2; shift 2 ;;
-        --no-build) BUILD=0; shift ;;
         -h|--help) usage 0 ;;
         *) echo "run.sh: unknown argument '$1'" >&2; usage 2 ;;
     esac
 done
-(( DURATION <= 600 )) || { echo "run.sh: --duration is at most 600" >&2; exit 2; }
-(( ROUNDS <= 20 )) || { echo "run.sh: --rounds is at most 20" >&2; exit 2; }
-(( CONNECTIONS <= 1000 )) || { echo "run.sh: --connections is at most 1000" >&2; exit 2; }
+check_load_limits
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT"
 OUT=$ROOT/target/load
 WORK=$OUT/work
 mkdir -p "$WORK"
-# shellcheck source=benches/load/common.sh
-. "$HERE/common.sh"
 
 # ---------------------------------------------------------------- tools and machine
 ensure_wrk
 for t in taskset curl getconf awk; do
     need "$t" || { echo "run.sh: $t is missing (taskset: util-linux; curl: curl)" >&2; exit 1; }
 done
-CPUS=$(nproc)
-if (( SERVER_CPU >= CPUS || LOAD_CPU >= CPUS )); then
-    echo "run.sh: this machine has $CPUS CPU(s); --server-cpu $SERVER_CPU / --load-cpu $LOAD_CPU do not exist" >&2
-    exit 1
-fi
-if (( SERVER_CPU == LOAD_CPU )); then
-    echo "run.sh: warning: server and load generator share CPU $SERVER_CPU" >&2
-fi
-CLK_TCK=$(getconf CLK_TCK)
-LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+check_machine
 
 # ---------------------------------------------------------------- build
 build_binaries
