@@ -218,4 +218,49 @@ mod tests {
         assert_eq!(held.get(), &meta);
         assert_eq!(held.into_owned(), meta);
     }
+
+    #[test]
+    fn a_session_meta_builds_the_sessions_identity_and_what_the_request_sent() {
+        use std::sync::Arc;
+
+        use crate::protocol::{ClientIdentity, Implementation};
+        let identity = Arc::new(ClientIdentity {
+            protocol_version: "2025-11-25".into(),
+            capabilities: ClientCapabilities::elicitation_form(),
+            client_info: Some(Implementation::new("c", "1")),
+        });
+        // What the request sent; its own capabilities and version (a legacy `_meta` has
+        // none) are the session's, never the request's.
+        let sent = r#"{"progressToken":"p","traceparent":"tp","com.example/x":[1],
+            "io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+        let raw: &RawValue = serde_json::from_str(sent).unwrap();
+        let meta = |level| {
+            let wire = Box::new(MetaWire::from_raw(raw).unwrap());
+            ContextMeta::session(wire.with_identity(identity.clone(), level))
+        };
+        let mut expected = RequestMeta::new("2025-11-25", ClientCapabilities::elicitation_form());
+        expected.client_info = Some(Implementation::new("c", "1"));
+        expected.log_level = Some(LoggingLevel::Warning);
+        expected.progress_token = Some("p".into());
+        expected.traceparent = Some("tp".into());
+        expected
+            .extra
+            .insert("com.example/x".into(), serde_json::json!([1]));
+
+        let held = meta(Some(LoggingLevel::Warning));
+        assert_eq!(held.protocol_version(), "2025-11-25");
+        assert_eq!(held.client_capabilities(), &expected.client_capabilities);
+        assert_eq!(held.log_level(), Some(LoggingLevel::Warning));
+        assert_eq!(held.progress_token(), expected.progress_token.as_ref());
+        assert_eq!(held.get(), &expected);
+        assert_eq!(held.into_owned(), expected);
+        assert_eq!(meta(Some(LoggingLevel::Warning)).into_owned(), expected);
+        assert_eq!(meta(None).log_level(), None);
+        // Only the handle is taken, not a copy of the identity.
+        let before = Arc::strong_count(&identity);
+        let held = meta(None);
+        assert_eq!(Arc::strong_count(&identity), before + 1);
+        drop(held);
+        assert_eq!(Arc::strong_count(&identity), before);
+    }
 }
