@@ -9,8 +9,19 @@
 #   bearer       --auth-issuer … with a bearer JWT (verified once, then cached)
 #   dpop         --auth-dpop accept with a DPoP-bound JWT and a fresh proof per request
 #
+# and what the other opt-in features of the hot path add (issue 34):
+#
+#   cors         --allowed-origins http://app.bench, each request with that Origin (the
+#                check, and the CORS layer's Access-Control-* headers on the answer)
+#   increment    tools/call of `increment` without an Idempotency-Key (the reference for
+#                the next two: the tool honours keys, but none is sent)
+#   idem_first   the same with a new Idempotency-Key on every request (claimed, run, its
+#                result kept: the in-process idempotency store)
+#   idem_retry   the same with one key on every request (after the first, each is a retry
+#                answered from the kept result, the tool not run)
+#
 #   bash benches/load/callgrind_auth_rate.sh [--requests N] [--latency-requests N]
-#                                            [--no-build] [--bin PATH]
+#                                            [--cases "plain cors …"] [--no-build] [--bin PATH]
 #
 # --bin measures another build of the binary (e.g. target/debug/stateless-mcp, only to
 # check the script: debug instruction counts say nothing about release ones).
@@ -25,9 +36,12 @@ LATENCY=2000
 WARMUP=50
 BUILD=1
 BIN=
+ALL_CASES="plain rate_memory rate_redis bearer dpop cors increment idem_first idem_retry"
+CASES_WANTED=$ALL_CASES
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --requests) REQUESTS=$2; shift 2 ;;
+        --cases) CASES_WANTED=${2-}; shift 2 ;;
         --latency-requests) LATENCY=$2; shift 2 ;;
         --no-build) BUILD=0; shift ;;
         --bin) BIN=$2; BUILD=0; shift 2 ;;
@@ -66,6 +80,9 @@ for _ in $(seq 1 50); do [[ -s "$WORK/issuer.out" ]] && break; sleep 0.1; done
 ISSUER=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["issuer"])' "$WORK/issuer.out")
 RESOURCE=http://mcp.bench/mcp
 AUTH=(--auth-issuer "$ISSUER" --resource "$RESOURCE" --auth-scopes mcp)
+ORIGIN=http://app.bench
+printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"increment","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"load-bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}}}' \
+    >"$WORK/increment.json"
 
 args_of() {
     case "$1" in
@@ -74,6 +91,8 @@ args_of() {
         rate_redis) echo "--rate-limit 1000000 --rate-limit-store redis://127.0.0.1:$REDIS_PORT" ;;
         bearer) echo "${AUTH[*]}" ;;
         dpop) echo "${AUTH[*]} --auth-dpop accept" ;;
+        cors) echo "--allowed-origins $ORIGIN" ;;
+        increment | idem_first | idem_retry) ;;
     esac
 }
 
@@ -84,13 +103,23 @@ requests() {
         bearer) "$PY" "$HERE/dpop_requests.py" "$ISSUER" "$url" "$RESOURCE" "$WORK/echo.json" "$n" "$file" --bearer ;;
         dpop) "$PY" "$HERE/dpop_requests.py" "$ISSUER" "$url" "$RESOURCE" "$WORK/echo.json" "$n" "$file" ;;
         *)
+            local tool=echo extra=()
+            case "$id" in
+                cors) extra=("Origin: $ORIGIN") ;;
+                increment | idem_first | idem_retry) tool=increment ;;
+            esac
             : >"$file"
             for ((i = 0; i < n; i++)); do
                 ((i > 0)) && printf 'next\n'
                 printf 'url = "%s?r=%d"\nrequest = "POST"\noutput = "/dev/null"\nwrite-out = "%%{http_code} %%{time_total}\\n"\n' "$url" "$i"
                 printf 'header = "%s"\n' "Content-Type: application/json" "Accept: application/json, text/event-stream" \
-                    "MCP-Protocol-Version: 2026-07-28" "Mcp-Method: tools/call" "Mcp-Name: echo"
-                printf 'data-binary = "@%s"\n' "$WORK/echo.json"
+                    "MCP-Protocol-Version: 2026-07-28" "Mcp-Method: tools/call" "Mcp-Name: $tool" \
+                    ${extra[@]+"${extra[@]}"}
+                case "$id" in
+                    idem_first) printf 'header = "Idempotency-Key: %s-%d"\n' "${file##*/}" "$i" ;;
+                    idem_retry) printf 'header = "Idempotency-Key: one-key"\n' ;;
+                esac
+                printf 'data-binary = "@%s"\n' "$WORK/$tool.json"
             done >"$file" ;;
     esac
 }
@@ -131,7 +160,8 @@ stop() {
 percentile() { sort -n | awk -v p="$1" '{ a[NR] = $1 } END { i = int(NR * p); if (i < 1) i = 1; printf "%.0f", a[i] * 1e6 }'; }
 
 declare -A INSTR P50 P99
-for id in plain rate_memory rate_redis bearer dpop; do
+for id in $CASES_WANTED; do
+    [[ " $ALL_CASES " == *" $id "* ]] || { echo "callgrind_auth_rate.sh: unknown case '$id' (cases: $ALL_CASES)" >&2; exit 2; }
     out=$PROFILES/auth_rate.$id.out
     rm -f "$out" "$out".*
     start "$id" valgrind "$out"
@@ -157,7 +187,7 @@ for id in plain rate_memory rate_redis bearer dpop; do
 done
 
 {
-    echo "# DPoP and shared rate limits: cost per tools/call echo (commit $(git rev-parse --short HEAD))"
+    echo "# DPoP, shared rate limits, CORS and idempotency keys: cost per tools/call (commit $(git rev-parse --short HEAD))"
     echo
     echo "Binary: $BIN. $REQUESTS requests (callgrind, all server threads) and $LATENCY requests (latency, curl time_total), one keep-alive connection, after $WARMUP warm-up requests."
     echo
@@ -165,10 +195,11 @@ done
     echo "|---|---|---|---|---|"
     row() { awk -v c="$1" -v i="${INSTR[$1]}" -v r="${INSTR[$2]}" -v p="${P50[$1]}" -v q="${P99[$1]}" -v rp="${P50[$2]}" -v rq="${P99[$2]}" -v ref="$2" \
         'BEGIN { printf "| %s | %d | %+d (vs %s) | %d (%+d) | %d (%+d) |\n", c, i, i - r, ref, p, p - rp, q, q - rq }'; }
-    echo "| plain | ${INSTR[plain]} | | ${P50[plain]} | ${P99[plain]} |"
-    row rate_memory plain
-    row rate_redis plain
-    row bearer plain
-    row dpop bearer
+    ran() { [[ -n "${INSTR[$1]-}" ]]; }
+    ran plain && echo "| plain | ${INSTR[plain]} | | ${P50[plain]} | ${P99[plain]} |"
+    ran increment && echo "| increment | ${INSTR[increment]} | | ${P50[increment]} | ${P99[increment]} |"
+    for pair in rate_memory:plain rate_redis:plain bearer:plain dpop:bearer cors:plain idem_first:increment idem_retry:increment; do
+        if ran "${pair%%:*}" && ran "${pair#*:}"; then row "${pair%%:*}" "${pair#*:}"; fi
+    done
 } >"$OUT/callgrind_auth_rate.md"
 cat "$OUT/callgrind_auth_rate.md"
