@@ -29,7 +29,7 @@ use futures_util::stream::BoxStream;
 
 use super::Legacy;
 use super::resume::{
-    Events, Resumable, event_id, message, new_stream_name, parse_event_id, priming,
+    Events, Resumable, event_id, message, new_stream_name, parse_event_id, priming, stored_message,
 };
 use crate::transport::http::reply;
 
@@ -69,9 +69,8 @@ impl Legacy {
             if let Some(stored) = at.store.after(&at.session, name, after).await? {
                 let name = name.to_owned();
                 let replayed: Vec<_> = stored
-                    .into_iter()
-                    .filter(|e| !e.data.is_empty())
-                    .map(|e| Ok(message(Some(event_id(&name, e.seq)), &e.data)))
+                    .iter()
+                    .filter_map(|e| stored_message(&name, e).map(Ok))
                     .collect();
                 let events = futures_util::stream::iter(replayed).chain(live(at, name, messages));
                 return Ok(Kept {
@@ -102,20 +101,14 @@ impl Legacy {
 }
 
 /// `messages`, each appended to the stream `name` and sent with its id (without one when
-/// the store failed).
+/// the store failed: [`Resumable::stored_id`]).
 fn live(at: Resumable, name: String, messages: BoxStream<'static, Bytes>) -> Events {
     let to = Arc::new((at, name));
     Box::pin(messages.then(move |data| {
         let to = to.clone();
         async move {
             let (at, name) = &*to;
-            match at.store.append(&at.session, name, data.clone(), false).await {
-                Ok(seq) => Ok(message(Some(event_id(name, seq)), &data)),
-                Err(e) => {
-                    tracing::warn!(error = %e, "a notification of a resumable GET stream could not be stored; sent without an id");
-                    Ok(message(None, &data))
-                }
-            }
+            Ok(message(at.stored_id(name, &data, false).await, &data))
         }
     }))
 }

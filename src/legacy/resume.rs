@@ -60,6 +60,30 @@ pub(crate) struct Resumable {
     pub(crate) session: Arc<str>,
 }
 
+impl Resumable {
+    /// Appends `data` to the stream `name` and gives its event id, or `None` when the store
+    /// failed (the event is still sent, without an id).
+    pub(super) async fn stored_id(&self, name: &str, data: &Bytes, last: bool) -> Option<String> {
+        match self
+            .store
+            .append(&self.session, name, data.clone(), last)
+            .await
+        {
+            Ok(seq) => Some(event_id(name, seq)),
+            Err(e) => {
+                tracing::warn!(error = %e, "an event of a resumable stream could not be stored; sent without an id");
+                None
+            }
+        }
+    }
+}
+
+/// The message of `event`, stored in the stream `name`, with its id; `None` for one without
+/// data (a priming event).
+pub(super) fn stored_message(name: &str, event: &StoredEvent) -> Option<Event> {
+    (!event.data.is_empty()).then(|| message(Some(event_id(name, event.seq)), &event.data))
+}
+
 impl std::fmt::Debug for Resumable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Resumable").finish_non_exhaustive()
@@ -110,18 +134,7 @@ impl Post {
     /// still sent, without an id).
     async fn store(&mut self, data: &Bytes, last: bool) -> Option<String> {
         let stream = self.stream.as_deref()?;
-        match self
-            .at
-            .store
-            .append(&self.at.session, stream, data.clone(), last)
-            .await
-        {
-            Ok(seq) => Some(event_id(stream, seq)),
-            Err(e) => {
-                tracing::warn!(error = %e, "an event of a resumable stream could not be stored; sent without an id");
-                None
-            }
-        }
+        self.at.stored_id(stream, data, last).await
     }
 
     async fn next(mut self) -> Option<(Result<Event, Infallible>, Self)> {
@@ -312,11 +325,9 @@ impl Replay {
             if let Some(event) = self.ready.pop_front() {
                 self.after = event.seq;
                 self.done = event.last;
-                if event.data.is_empty() {
-                    continue;
+                if let Some(message) = stored_message(&self.stream, &event) {
+                    return Some((Ok(message), self));
                 }
-                let id = Some(event_id(&self.stream, event.seq));
-                return Some((Ok(message(id, &event.data)), self));
             }
             if self.done {
                 return None;
