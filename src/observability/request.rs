@@ -432,8 +432,8 @@ pub(crate) fn on_request(
         RESOURCES_READ => (None, None, None, string(uri)),
         _ => (None, None, None, None),
     };
-    let from_meta = meta.traceparent.and_then(TraceParent::parse);
-    let parent = from_meta.or_else(|| extensions.get::<TraceParent>().copied());
+    let caller = caller(meta.traceparent, meta.tracestate, extensions);
+    let parent = caller.map(|(p, _)| p);
     let id = display(id);
     let version = meta.version;
     let session = meta.session;
@@ -456,9 +456,21 @@ pub(crate) fn on_request(
     span.record_all(&fields.value_set(&values));
     #[cfg(feature = "otel")]
     if super::otel::exporting() {
-        // `tracestate` goes with the `traceparent` it came with (`_meta`).
-        let state = from_meta.and(meta.tracestate);
-        super::otel::on_request(&span, method, tool.or(prompt), parent.map(|p| (p, state)));
+        super::otel::on_request(&span, method, tool.or(prompt), caller);
+    }
+}
+
+/// The caller's span: `_meta`'s `traceparent` (with its `tracestate`, which goes with the
+/// `traceparent` it came with), else the HTTP `traceparent` header the transport put in
+/// `extensions` (without a state).
+fn caller<'a>(
+    traceparent: Option<&str>,
+    tracestate: Option<&'a str>,
+    extensions: &Extensions,
+) -> Option<(TraceParent, Option<&'a str>)> {
+    match traceparent.and_then(TraceParent::parse) {
+        Some(from_meta) => Some((from_meta, tracestate)),
+        None => extensions.get::<TraceParent>().map(|p| (*p, None)),
     }
 }
 
@@ -486,10 +498,8 @@ pub(crate) fn on_trace(
             TOOLS_CALL | PROMPTS_GET => string(name),
             _ => None,
         };
-        let from_meta = traceparent.and_then(TraceParent::parse);
-        let parent = from_meta.or_else(|| extensions.get::<TraceParent>().copied());
-        let state = from_meta.and(tracestate);
-        super::otel::on_request(&span, method, target.as_deref(), parent.map(|p| (p, state)));
+        let parent = caller(traceparent, tracestate, extensions);
+        super::otel::on_request(&span, method, target.as_deref(), parent);
     }
     #[cfg(not(feature = "otel"))]
     let _ = (method, name, traceparent, tracestate, extensions);
