@@ -46,8 +46,9 @@ impl<E> Bounded<E> {
     }
 
     /// Keeps `entry` (about `size` bytes) under `key` in place of any there (which goes
-    /// either way), unless it is larger than a quarter of the byte bound. When full, the entries `stale` names go
-    /// first, then arbitrary ones until at most half the room is taken.
+    /// either way), unless it is larger than a quarter of the byte bound. When full, the
+    /// entries `stale` names go first, then arbitrary ones until at most half the room is
+    /// taken.
     pub(super) fn insert(&mut self, key: &str, entry: E, size: usize, stale: impl Fn(&E) -> bool) {
         self.remove(key);
         if size > self.max_bytes / 4 {

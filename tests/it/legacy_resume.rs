@@ -298,26 +298,16 @@ async fn a_lost_get_stream_resumes_on_another_replica_with_what_it_missed_then_a
     assert!(priming.starts_with("g."), "{priming}");
     let name = stream_of(&priming).to_owned();
     let first = seq_of(&priming);
-    on_r2
-        .request(json!(2), "tools/call", trigger("test_trigger_tool_change"))
-        .await;
-    let tools = next_event(&mut events).await;
-    on_r2
-        .request(
-            json!(3),
-            "tools/call",
-            trigger("test_trigger_resource_update"),
-        )
-        .await;
-    let updated = next_event(&mut events).await;
-    on_r2
-        .request(
-            json!(4),
-            "tools/call",
-            trigger("test_trigger_prompt_change"),
-        )
-        .await;
-    let prompts = next_event(&mut events).await;
+    let mut announced = Vec::new();
+    for (n, tool) in [
+        (2, "test_trigger_tool_change"),
+        (3, "test_trigger_resource_update"),
+        (4, "test_trigger_prompt_change"),
+    ] {
+        on_r2.request(json!(n), "tools/call", trigger(tool)).await;
+        announced.push(next_event(&mut events).await);
+    }
+    let [tools, updated, prompts]: [Seen; 3] = announced.try_into().expect("three events");
     assert_eq!(method(&tools), "notifications/tools/list_changed");
     assert_eq!(method(&updated), "notifications/resources/updated");
     assert_eq!(method(&prompts), "notifications/prompts/list_changed");

@@ -133,12 +133,7 @@ async fn a_redis_round_trip_is_a_client_span_under_the_request() {
         .wait_for(STORE_TRACE, "tools/call slow_compute")
         .await;
     assert_eq!(hex(&call.span.parent_span_id), CALLER);
-    let is_task_store =
-        |r: &Received| attr(&r.span.attributes, "mcp.store").as_deref() == Some("tasks");
-    let store = receiver
-        .wait_for_where(STORE_TRACE, "redis EVAL", is_task_store)
-        .await;
-    assert_eq!(store.span.kind, SpanKind::Client as i32);
+    let store = store_round_trip(&receiver, STORE_TRACE, "EVAL", "tasks").await;
     let a = |k| attr(&store.span.attributes, k);
     assert_eq!(a("db.system.name").as_deref(), Some("redis"));
     assert_eq!(a("db.operation.name").as_deref(), Some("EVAL"));
@@ -172,17 +167,28 @@ async fn a_redis_round_trip_is_a_client_span_under_the_request() {
     assert_eq!(x.status, 200, "{}", x.body);
     let call = receiver.wait_for(SESSION_TRACE, "tools/call echo").await;
     assert_eq!(hex(&call.span.parent_span_id), CALLER);
-    let is_session_store =
-        |r: &Received| attr(&r.span.attributes, "mcp.store").as_deref() == Some("sessions");
-    let load = receiver
-        .wait_for_where(SESSION_TRACE, "redis HGETALL", is_session_store)
-        .await;
-    assert_eq!(load.span.kind, SpanKind::Client as i32);
+    let load = store_round_trip(&receiver, SESSION_TRACE, "HGETALL", "sessions").await;
     assert_eq!(replica(&load), "r2");
     assert!(
         receiver.descends_from(&load, &call),
         "{load:#?} under {call:#?}"
     );
+}
+
+/// The client span of a round trip `redis {command}` of the store `store` (its
+/// `mcp.store`) in the trace `trace`.
+async fn store_round_trip(
+    receiver: &Receiver,
+    trace: &str,
+    command: &str,
+    store: &str,
+) -> Received {
+    let of_store = |r: &Received| attr(&r.span.attributes, "mcp.store").as_deref() == Some(store);
+    let span = receiver
+        .wait_for_where(trace, &format!("redis {command}"), of_store)
+        .await;
+    assert_eq!(span.span.kind, SpanKind::Client as i32);
+    span
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
