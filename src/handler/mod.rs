@@ -12,6 +12,7 @@ mod function;
 pub(crate) mod header_rules;
 pub(crate) mod input;
 mod named;
+mod plain_schema;
 mod principal;
 mod prompt;
 pub(crate) mod registry;
@@ -33,7 +34,9 @@ pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, ResourceTemplateDef};
 pub use scopes::{RequiredScopes, ScopeHierarchy, ScopeRequirements};
 pub use state::{State, StateType};
+pub(crate) use tool::DirectCall;
 pub use tool::{IntoCallToolResult, TaskSupport, ToolDef};
+pub(crate) use tool_layer::ToolResponse;
 pub use tool_layer::{ToolHandler, ToolRequest, ToolService};
 pub use uri_template::TemplateVars;
 #[cfg(feature = "fuzzing")]

@@ -10,10 +10,11 @@ use serde_json::Value;
 use super::completion::CompletionHandler;
 use super::header_rules::{HeaderParam, header_params};
 use super::named::{Keyed, Named};
+use super::plain_schema::PlainSchema;
 use super::prompt::{PromptDef, PromptHandler};
 use super::resource::{CompiledTemplate, ResourceDef, ResourceHandler, ResourceTemplateDef};
 use super::state::{StateType, States};
-use super::tool::ToolDef;
+use super::tool::{DirectCall, ToolDef};
 use super::tool_layer::ToolHandler;
 use super::uri_template::UriTemplate;
 use crate::Error;
@@ -33,6 +34,17 @@ pub(crate) struct RegisteredTool {
     pub(crate) task_support: super::TaskSupport,
     /// Whether a call with an idempotency key runs at most once per key.
     pub(crate) idempotency_keys: bool,
+    /// How a call whose arguments the plain schema shows valid runs without a `Value`.
+    pub(crate) direct: Option<Direct>,
+}
+
+/// A typed handler under a plain input schema, for the calls that need none of what the
+/// arguments as a `Value` serve (mirrored headers, an idempotency key's digest, a task's
+/// record) and whose arguments the schema shows valid on their text: they go from that
+/// text straight to the handler's type.
+pub(crate) struct Direct {
+    pub(crate) schema: PlainSchema,
+    pub(crate) call: Arc<dyn DirectCall>,
 }
 
 /// A fixed resource ready to serve.
@@ -166,7 +178,19 @@ pub(crate) fn compile_tool(
         )),
         None => None,
     };
+    let direct = def
+        .direct
+        .filter(|_| {
+            header_params.is_empty()
+                && !def.idempotency_keys
+                && def.task_support == super::TaskSupport::Forbidden
+        })
+        .and_then(|call| {
+            let schema = PlainSchema::of(&def.tool.input_schema)?;
+            Some(Direct { schema, call })
+        });
     Ok(RegisteredTool {
+        direct,
         tool: def.tool,
         handler,
         validator,
@@ -478,6 +502,42 @@ mod tests {
         assert!(build_tools(vec![tool("t").input_schema(s)]).is_err());
         let s = serde_json::json!({"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}});
         assert!(build_tools(vec![tool("t").input_schema(s.as_object().unwrap().clone())]).is_err());
+    }
+
+    #[test]
+    fn typed_tools_under_a_plain_schema_read_their_arguments_from_the_text() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        struct Args {
+            #[allow(dead_code)]
+            text: String,
+        }
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        struct Nested {
+            #[allow(dead_code)]
+            inner: Args,
+        }
+        let typed = |name: &str| {
+            ToolDef::new(name)
+                .handler(|_: RequestContext, _: Args| async { Ok::<_, HandlerError>("x") })
+        };
+        let registry = build_tools(vec![
+            typed("plain"),
+            typed("layered").layer(tower::layer::util::Identity::new()),
+            typed("timed").timeout(std::time::Duration::from_secs(1)),
+            typed("keyed").idempotency_keys(true),
+            typed("task").task_support(super::super::TaskSupport::Optional),
+            tool("raw"),
+            ToolDef::new("nested")
+                .handler(|_: RequestContext, _: Nested| async { Ok::<_, HandlerError>("x") }),
+        ])
+        .unwrap();
+        let direct: Vec<&str> = [
+            "plain", "layered", "timed", "keyed", "task", "raw", "nested",
+        ]
+        .into_iter()
+        .filter(|n| registry.tool(n).unwrap().direct.is_some())
+        .collect();
+        assert_eq!(direct, ["plain"]);
     }
 
     #[test]

@@ -66,6 +66,38 @@ fn typed<A: DeserializeOwned>(arguments: Value) -> Result<A, HandlerError> {
 /// A [`Handler`] taking the arguments as `A` (`Value` for a raw handler).
 struct TypedFn<H, M, A>(H, PhantomData<fn() -> (M, A)>);
 
+/// A typed handler that reads its arguments straight from their JSON text, with no
+/// `serde_json::Value` between (used for a tool whose input schema is plain enough to check
+/// on that text: see `plain_schema`).
+pub(crate) trait DirectCall: Send + Sync {
+    /// Runs the handler on `arguments`, the JSON text of arguments already shown valid.
+    fn call_text(&self, ctx: RequestContext, arguments: &[u8]) -> BoxFuture<'static, ToolResponse>;
+}
+
+impl<H, M, A, R> DirectCall for TypedFn<H, M, A>
+where
+    H: Handler<M, (A,), Output = Result<R, HandlerError>>,
+    A: DeserializeOwned + 'static,
+    M: 'static,
+    R: IntoCallToolResult,
+{
+    fn call_text(&self, ctx: RequestContext, arguments: &[u8]) -> BoxFuture<'static, ToolResponse> {
+        match serde_json::from_slice::<A>(arguments) {
+            Ok(args) => {
+                let fut = self.0.call(ctx, (args,));
+                Box::pin(async move { fut.await.map(IntoCallToolResult::into_call_tool_result) })
+            }
+            // Text the type does not read the way a `Value` of it would (a duplicated
+            // member, say) goes the general way, to the same answer as any other call. (The
+            // text was read as JSON already, so reading it as a `Value` does not fail.)
+            Err(_) => {
+                let value = serde_json::from_slice(arguments).unwrap_or_default();
+                ToolHandler::call(self, ctx, value)
+            }
+        }
+    }
+}
+
 impl<H, M, A, R> ToolHandler for TypedFn<H, M, A>
 where
     H: Handler<M, (A,), Output = Result<R, HandlerError>>,
@@ -112,6 +144,8 @@ pub(crate) fn schema_object<T: JsonSchema>() -> JsonObject {
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Option<Arc<dyn ToolHandler>>,
+    /// The same handler, when it is typed and may read its arguments from their text.
+    pub(crate) direct: Option<Arc<dyn DirectCall>>,
     pub(crate) scopes: Vec<String>,
     pub(crate) state: Option<StateType>,
     pub(crate) task_support: TaskSupport,
@@ -156,6 +190,7 @@ impl ToolDef {
         ToolDef {
             tool: Tool::new(name, schema),
             handler: None,
+            direct: None,
             scopes: Vec::new(),
             state: None,
             task_support: TaskSupport::Forbidden,
@@ -299,7 +334,14 @@ impl ToolDef {
     {
         self.tool.input_schema = schema_object::<A>();
         self.state = H::state_type();
-        self.handler = Some(Arc::new(TypedFn(f, PhantomData)));
+        self.typed_handler(TypedFn(f, PhantomData))
+    }
+
+    /// Sets a typed handler (one that may also read its arguments from their text).
+    fn typed_handler<T: ToolHandler + DirectCall>(mut self, handler: T) -> Self {
+        let handler = Arc::new(handler);
+        self.direct = Some(handler.clone());
+        self.handler = Some(handler);
         self
     }
 
@@ -324,9 +366,10 @@ impl ToolDef {
                 Ok(CallToolResult::structured(value))
             }
         };
-        let structured = TypedFn::<_, (RequestContext, A), A>(structured, PhantomData);
-        self.handler = Some(Arc::new(structured));
-        self
+        self.typed_handler(TypedFn::<_, (RequestContext, A), A>(
+            structured,
+            PhantomData,
+        ))
     }
 
     /// A handler taking the arguments as JSON, validated against the schema set with
@@ -339,6 +382,7 @@ impl ToolDef {
     {
         self.state = H::state_type();
         self.handler = Some(Arc::new(TypedFn(f, PhantomData)));
+        self.direct = None;
         self
     }
 
@@ -346,6 +390,7 @@ impl ToolDef {
     pub fn with_handler(mut self, handler: impl ToolHandler) -> Self {
         self.state = None;
         self.handler = Some(Arc::new(handler));
+        self.direct = None;
         self
     }
 
@@ -434,6 +479,8 @@ impl ToolDef {
         if self.layers.is_empty() && timeout.is_none() {
             return;
         }
+        // Layers see the arguments as a `Value`.
+        self.direct = None;
         if let Some(handler) = self.handler.take() {
             let layers = std::mem::take(&mut self.layers);
             let layered = Layered::new(&self.tool.name, handler, layers, timeout);

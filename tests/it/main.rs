@@ -70,6 +70,7 @@ mod task_store;
 mod tasks;
 mod testing_client;
 mod tool_layers;
+mod typed_arguments;
 mod typed_handlers;
 
 // External: need programs installed (see above).

@@ -1,6 +1,9 @@
 //! `tools/call`: the tool by name, its arguments (an object), the `Mcp-Param-*` mirrors, the
 //! input schema (failures are results with `isError: true`), then the handler, whose
-//! `structuredContent` is checked against its `outputSchema`. A task-capable tool called by
+//! `structuredContent` is checked against its `outputSchema`. Arguments a typed tool's plain
+//! input schema shows valid on their JSON text go from that text straight to the handler's
+//! type ([`Direct`]); all others are read as a `Value` and checked by the compiled schema,
+//! to the same answers. A task-capable tool called by
 //! a client that declared the Tasks extension runs as a task (handed to the server's
 //! [`TaskFamily`](crate::server::family::TaskFamily)); a task-required one without it is
 //! `-32021`.
@@ -8,14 +11,15 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::Call;
 use crate::Error;
 use crate::handler::TaskSupport;
 use crate::handler::input::Stop;
-use crate::handler::registry::{RegisteredTool, Registry};
-use crate::handler::{RequestContext, ToolHandler};
+use crate::handler::registry::{Direct, RegisteredTool, Registry};
+use crate::handler::{DirectCall, RequestContext, ToolHandler, ToolResponse};
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::{CallToolResult, ErrorObject, JsonObject, RequestId};
 use crate::server::Server;
@@ -56,7 +60,15 @@ async fn call_handler(
     ctx: RequestContext,
     arguments: Value,
 ) -> Result<CallToolResult, Stop> {
-    let result = match handler.call(ctx, arguments).await {
+    checked(handler.call(ctx, arguments), output).await
+}
+
+/// A handler's run, its `structuredContent` checked against `output`.
+async fn checked(
+    run: BoxFuture<'static, ToolResponse>,
+    output: Option<Arc<jsonschema::Validator>>,
+) -> Result<CallToolResult, Stop> {
+    let result = match run.await {
         Ok(r) => r,
         Err(e) => e.into_outcome()?,
     };
@@ -78,6 +90,11 @@ pub(in crate::server) fn call_tool(
     let tool = reg.tool(&name).ok_or_else(|| {
         ErrorObject::invalid_params_with(format!("Unknown tool: {name}"), json!({ "name": name }))
     })?;
+    if let (Some(direct), Some(raw)) = (&tool.direct, view.arguments) {
+        if direct.schema.admits(raw.get()) {
+            return call_direct(call, tool, direct, body, view, &name, raw.get());
+        }
+    }
     let arguments = arguments_of(view)?;
     // A tool that honours idempotency keys, called with one: the call runs once per key
     // (the key names the request: a retry with arguments that fail validation is a
@@ -134,6 +151,38 @@ pub(in crate::server) fn call_tool(
     };
     let id = call.id;
     Ok(guarded(guard, id, call.run(retry, invoke)))
+}
+
+/// A call whose arguments the tool's plain schema showed valid on their text: they go from
+/// that text straight to the handler's type (see [`Direct`]).
+fn call_direct(
+    call: Call<'_>,
+    tool: &RegisteredTool,
+    direct: &Direct,
+    body: &Bytes,
+    view: &ParamsView<'_>,
+    name: &str,
+    raw: &str,
+) -> Result<Outcome, ErrorObject> {
+    let arguments = shared(body, raw);
+    let retry = call.server.sealer().retry_input(
+        TOOLS_CALL,
+        shared(body, name),
+        PendingArguments::Raw(Some(arguments.clone())),
+        view,
+        &call.extensions,
+    )?;
+    let invoke = Invoke {
+        args: (
+            direct.call.clone(),
+            tool.output_validator.clone(),
+            arguments,
+        ),
+        run: |ctx, (direct, output, arguments): (Arc<dyn DirectCall>, _, Bytes)| {
+            checked(direct.call_text(ctx, &arguments), output)
+        },
+    };
+    Ok(call.run(retry, invoke))
 }
 
 /// `outcome`, run under `guard` when the call has one.
