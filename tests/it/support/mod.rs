@@ -45,6 +45,15 @@ where
     }
 }
 
+/// How long a change to a legacy session made on one replica (`logging/setLevel`, DELETE)
+/// may take to be honoured on another. The other replica keeps the session's settings
+/// cached until the bus's announcement of the change reaches it (milliseconds, more on a
+/// loaded machine: the changing replica waits for its own copy, not for the others'), and
+/// without that announcement for up to the settings cache's 1 s. This is under that second,
+/// so a replica that forgot only by expiry fails a check made soon after it loaded the
+/// session.
+pub const ACROSS_REPLICAS: Duration = Duration::from_millis(500);
+
 /// A new HTTP client for tests.
 pub fn http() -> reqwest::Client {
     reqwest::Client::new()
