@@ -37,8 +37,9 @@ use crate::server::seal::PendingArguments;
 /// That way reads the text twice (the plain check, then the type) where the general way
 /// reads it once (into a `Value`, then moved into the type), so it saves the `Value`'s fixed
 /// cost (about 600 instructions) but pays about 2.8 instructions per byte more: it wins on
-/// the small arguments most calls have, and loses beyond about 250 bytes (a 100 KB argument
-/// cost 23 % more; callgrind, `benches/load/callgrind.sh`).
+/// the small arguments most calls have, and breaks even at about 250 bytes (measured: the
+/// same instructions at 241 bytes; a 100 KB argument cost 23 % more; callgrind,
+/// `benches/load/callgrind.sh`, see `docs/benchmarks.md`).
 const DIRECT_MAX_BYTES: usize = 256;
 
 /// How many argument-validation failures a tool error lists.
