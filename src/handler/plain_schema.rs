@@ -131,12 +131,7 @@ impl Property {
             Scalar::Bool => k.has(Kinds::BOOLEAN),
             Scalar::String => k.has(Kinds::STRING),
             Scalar::Other => k == Kinds::ANY,
-            Scalar::Unsigned(n) => {
-                k.has(Kinds::INTEGER | Kinds::NUMBER) && self.within(i128::from(n))
-            }
-            Scalar::Signed(n) => {
-                k.has(Kinds::INTEGER | Kinds::NUMBER) && self.within(i128::from(n))
-            }
+            Scalar::Integer(n) => k.has(Kinds::INTEGER | Kinds::NUMBER) && self.within(n),
             // A float is never shown to be an integer here (the validator may count `1.0` as
             // one; the general path decides).
             Scalar::Float(f) => k.has(Kinds::NUMBER) && self.within_float(f),
@@ -244,8 +239,8 @@ impl PlainSchema {
 enum Scalar {
     Null,
     Bool,
-    Unsigned(u64),
-    Signed(i64),
+    /// Read as a `u64` or an `i64`; both fit an `i128`.
+    Integer(i128),
     Float(f64),
     String,
     /// An array or an object (skipped, not looked into).
@@ -289,10 +284,10 @@ impl<'de> de::Deserialize<'de> for Scalar {
                 Ok(Scalar::Bool)
             }
             fn visit_u64<E>(self, n: u64) -> Result<Scalar, E> {
-                Ok(Scalar::Unsigned(n))
+                Ok(Scalar::Integer(n.into()))
             }
             fn visit_i64<E>(self, n: i64) -> Result<Scalar, E> {
-                Ok(Scalar::Signed(n))
+                Ok(Scalar::Integer(n.into()))
             }
             fn visit_f64<E>(self, n: f64) -> Result<Scalar, E> {
                 Ok(Scalar::Float(n))

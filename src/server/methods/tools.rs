@@ -28,6 +28,7 @@ use crate::server::envelope::{ParamsView, shared, string_field};
 use crate::server::family::{TaskCall, ToolCall, declares_tasks, missing_tasks_extension};
 use crate::server::idempotency::Guard;
 use crate::server::mirror::MirroredHeaders;
+use crate::server::mrtr::Retry;
 use crate::server::outcome::Outcome;
 use crate::server::reply::Reply;
 use crate::server::scopes::principal_digest;
@@ -125,13 +126,7 @@ pub(in crate::server) fn call_tool(
         Err(invalid) => return Ok(guarded(guard, call.id, invalid)),
     };
     let raw_arguments = view.arguments.map(|r| shared(body, r.get()));
-    let retry = server.sealer().retry_input(
-        TOOLS_CALL,
-        shared(body, &name),
-        PendingArguments::Raw(raw_arguments),
-        view,
-        &call.extensions,
-    )?;
+    let retry = retry_of(&call, body, &name, view, raw_arguments)?;
     if tool.task_support != TaskSupport::Forbidden {
         if call.ask.is_sealed() && declares_tasks(call.meta.client_capabilities()) {
             let task = TaskCall {
@@ -174,13 +169,7 @@ fn call_direct(
     raw: &str,
 ) -> Result<Outcome, ErrorObject> {
     let arguments = shared(body, raw);
-    let retry = call.server.sealer().retry_input(
-        TOOLS_CALL,
-        shared(body, name),
-        PendingArguments::Raw(Some(arguments.clone())),
-        view,
-        &call.extensions,
-    )?;
+    let retry = retry_of(&call, body, name, view, Some(arguments.clone()))?;
     let invoke = Invoke {
         args: (
             direct.call.clone(),
@@ -192,6 +181,24 @@ fn call_direct(
         },
     };
     Ok(call.run(retry, invoke))
+}
+
+/// What the call brought back of an earlier `input_required` round of tool `name`, bound
+/// to `arguments` (their raw text, as sent) and checked.
+fn retry_of(
+    call: &Call<'_>,
+    body: &Bytes,
+    name: &str,
+    view: &ParamsView<'_>,
+    arguments: Option<Bytes>,
+) -> Result<Retry, ErrorObject> {
+    call.server.sealer().retry_input(
+        TOOLS_CALL,
+        shared(body, name),
+        PendingArguments::Raw(arguments),
+        view,
+        &call.extensions,
+    )
 }
 
 /// `outcome`, run under `guard` when the call has one.
