@@ -124,7 +124,9 @@ pub(super) fn rate_store(
 }
 
 /// The task store `config.task_store` names (by default the bus's Redis when the bus is
-/// Redis, else this process's memory).
+/// Redis, else this process's memory). On the bus's own Redis, it publishes each status
+/// change within the write that makes it
+/// ([`RedisTaskStore::announcing_on`](crate::tasks::RedisTaskStore::announcing_on)).
 pub(super) fn task_store(config: &Config) -> Result<Arc<dyn TaskStore>, Error> {
     let url = store_url(config, config.task_store.as_deref());
     if url == "memory" {
@@ -132,10 +134,13 @@ pub(super) fn task_store(config: &Config) -> Result<Arc<dyn TaskStore>, Error> {
     }
     #[cfg(feature = "redis")]
     {
-        Ok(Arc::new(crate::tasks::RedisTaskStore::connect(
-            url,
-            config.bus_prefix.clone(),
-        )?))
+        let store = crate::tasks::RedisTaskStore::connect(url, config.bus_prefix.clone())?;
+        Ok(Arc::new(if url == config.bus {
+            let bus = crate::backends::bus::BusOptions::default().prefix(config.bus_prefix.clone());
+            store.announcing_to(bus.channel())
+        } else {
+            store
+        }))
     }
     #[cfg(not(feature = "redis"))]
     Err(Error::invalid_definition(

@@ -60,17 +60,7 @@ impl Notifier {
     pub async fn publish(&self, mut event: ChangeEvent) -> Result<(), Error> {
         let kind = event.kind();
         crate::observability::metrics::record_notification_published(kind);
-        // In-process, the publication is a function call: no span of its own.
-        let span = if self.bus.is_shared() && crate::observability::inside_a_span() {
-            tracing::debug_span!(
-                "mcp.bus.publish",
-                otel.kind = "producer",
-                messaging.operation.type = "send",
-                mcp.bus.event = kind,
-            )
-        } else {
-            tracing::Span::none()
-        };
+        let span = self.publication_span(kind);
         if let Some(slot) = event.traceparent_mut().filter(|slot| slot.is_none()) {
             *slot = span.in_scope(crate::observability::current_traceparent);
         }
@@ -83,6 +73,23 @@ impl Notifier {
             crate::observability::metrics::record_bus_publish_error(kind);
         }
         published
+    }
+
+    /// The span an event of `kind` is published in: on a bus shared with other processes,
+    /// inside a span, `mcp.bus.publish` (a producer span); else none, since in-process the
+    /// publication is a function call. Also what a task store that publishes in its own
+    /// write ([`TaskStore::announces`](crate::tasks::TaskStore::announces)) writes in.
+    pub(crate) fn publication_span(&self, kind: &'static str) -> tracing::Span {
+        if self.bus.is_shared() && crate::observability::inside_a_span() {
+            tracing::debug_span!(
+                "mcp.bus.publish",
+                otel.kind = "producer",
+                messaging.operation.type = "send",
+                mcp.bus.event = kind,
+            )
+        } else {
+            tracing::Span::none()
+        }
     }
 
     /// The tool list changed.

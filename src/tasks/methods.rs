@@ -76,8 +76,7 @@ impl Tasks {
         let now = now_ms();
         if task.lease_lapsed(now) {
             let updated = self
-                .store()
-                .update_from(task.clone(), |t| {
+                .change_announced(server, task.clone(), |t| {
                     if !t.lease_lapsed(now) {
                         return false;
                     }
@@ -88,7 +87,6 @@ impl Tasks {
             match updated {
                 Updated::Changed(t) => {
                     metrics::record_task_lease_expiries(1);
-                    Tasks::announce(server, &t).await;
                     task = t;
                 }
                 Updated::Unchanged(t) => task = t,
@@ -108,16 +106,14 @@ impl Tasks {
     ) -> Result<Reply, crate::Error> {
         let task_id = found.id.clone();
         let updated = self
-            .store()
-            .update_from(found, |t| {
+            .change_announced(server, found, |t| {
                 t.set_status(TaskStatus::Cancelled);
                 t.status_message = Some("cancelled by the client".into());
                 true
             })
             .await?;
-        if let Updated::Changed(t) = updated {
+        if let Updated::Changed(_) = updated {
             self.stop_local(&task_id);
-            Tasks::announce(server, &t).await;
         }
         Ok(ack(server, id))
     }
@@ -136,8 +132,7 @@ impl Tasks {
         let tasks = self;
         let lease = tasks.lease();
         let updated = tasks
-            .store()
-            .update_from(found, |t| {
+            .change_announced(server, found, |t| {
                 if t.status != TaskStatus::InputRequired {
                     return false;
                 }
@@ -161,7 +156,6 @@ impl Tasks {
                     Some(call) => self.resume_task(server, &t, id.clone(), meta, extensions, call),
                     None => self.fail_unknown_tool(server, &t).await,
                 }
-                Tasks::announce(server, &t).await;
             }
         }
         Ok(ack(server, id))
@@ -172,8 +166,7 @@ impl Tasks {
     async fn fail_unknown_tool(&self, server: &Server, task: &TaskRecord) {
         let tool = task.work.tool.clone();
         let updated = self
-            .store()
-            .update_from(task.clone(), |t| {
+            .change_announced(server, task.clone(), |t| {
                 if t.status != TaskStatus::Working {
                     return false;
                 }
@@ -185,8 +178,8 @@ impl Tasks {
                 true
             })
             .await;
-        if let Ok(Updated::Changed(t)) = updated {
-            Tasks::announce(server, &t).await;
+        if let Err(e) = updated {
+            tracing::warn!(task_id = %task.id, error = %e, "a task whose tool is gone could not be failed; its lease will lapse");
         }
     }
 }

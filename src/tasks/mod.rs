@@ -106,7 +106,34 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Up to `limit` ids of `working` tasks whose lease ended before `now_ms`.
     fn lapsed(&self, now_ms: u64, limit: usize) -> BoxFuture<'_, Result<Vec<String>, Error>>;
+
+    /// Whether this store publishes a task's status change on the notification bus itself,
+    /// in the same atomic step as the write ([`replace_announcing`](Self::replace_announcing)):
+    /// one round trip where a write and a separate publication take two, and never a change
+    /// written but not announced. `false` by default: the server writes, then publishes on
+    /// its [`Notifier`](crate::notify::Notifier).
+    fn announces(&self) -> bool {
+        false
+    }
+
+    /// [`replace`](Self::replace), and, if and only if the record is written, the
+    /// publication of `event` (the JSON of a [`ChangeEvent`](crate::notify::ChangeEvent),
+    /// the bus's wire form) on the bus, atomically. Called only when
+    /// [`announces`](Self::announces) answers `true`; the default, for stores that do not,
+    /// writes without publishing.
+    fn replace_announcing<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        event: &'a [u8],
+    ) -> BoxFuture<'a, Result<Replaced, Error>> {
+        let _ = event;
+        self.replace(task)
+    }
 }
+
+/// Encodes the bus event announcing a task's new record, for a store that publishes it in
+/// its own write ([`TaskStore::replace_announcing`]).
+pub(crate) type Announce<'a> = &'a (dyn Fn(&TaskRecord) -> Result<Vec<u8>, Error> + Send + Sync);
 
 /// What [`update`](trait.TaskStore.html#method.update) did.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,7 +177,20 @@ impl dyn TaskStore {
     pub async fn update_from(
         &self,
         current: TaskRecord,
+        change: impl FnMut(&mut TaskRecord) -> bool + Send,
+    ) -> Result<Updated, Error> {
+        self.update_announcing(current, change, None).await
+    }
+
+    /// [`update_from`](trait.TaskStore.html#method.update_from), and when `announce` is
+    /// given, each attempt's write publishes the event it encodes for the new record, in the
+    /// same atomic step ([`TaskStore::replace_announcing`]): the event of the record that
+    /// was written, and nothing when nothing was.
+    pub(crate) async fn update_announcing(
+        &self,
+        current: TaskRecord,
         mut change: impl FnMut(&mut TaskRecord) -> bool + Send,
+        announce: Option<Announce<'_>>,
     ) -> Result<Updated, Error> {
         let id = current.id.clone();
         let mut current = current;
@@ -163,7 +203,14 @@ impl dyn TaskStore {
                 return Ok(Updated::Unchanged(current));
             }
             next.version = current.version + 1;
-            match self.replace(&next).await? {
+            let replaced = match announce {
+                Some(encode) => {
+                    let event = encode(&next)?;
+                    self.replace_announcing(&next, &event).await?
+                }
+                None => self.replace(&next).await?,
+            };
+            match replaced {
                 Replaced::Done => return Ok(Updated::Changed(next)),
                 Replaced::Gone => return Ok(Updated::Gone),
                 Replaced::Stale(stored) => current = *stored,
@@ -210,4 +257,95 @@ pub(crate) fn lapse(task: &mut TaskRecord) {
         "code": LEASE_LAPSED_CODE,
         "message": "Internal error: the replica running this task stopped before it finished",
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A store that announces: the records it was asked to write with an event, and the
+    /// events, over a memory store.
+    #[derive(Default)]
+    struct Announcing {
+        inner: MemoryTaskStore,
+        written: Mutex<Vec<(u64, Vec<u8>, bool)>>,
+    }
+
+    impl TaskStore for Announcing {
+        fn create<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<bool, Error>> {
+            self.inner.create(task)
+        }
+        fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, Error>> {
+            self.inner.get(id)
+        }
+        fn replace<'a>(&'a self, _: &'a TaskRecord) -> BoxFuture<'a, Result<Replaced, Error>> {
+            panic!("an announcing store is written with its event")
+        }
+        fn lapsed(&self, now_ms: u64, limit: usize) -> BoxFuture<'_, Result<Vec<String>, Error>> {
+            self.inner.lapsed(now_ms, limit)
+        }
+        fn announces(&self) -> bool {
+            true
+        }
+        fn replace_announcing<'a>(
+            &'a self,
+            task: &'a TaskRecord,
+            event: &'a [u8],
+        ) -> BoxFuture<'a, Result<Replaced, Error>> {
+            Box::pin(async move {
+                let replaced = self.inner.replace(task).await?;
+                let done = replaced == Replaced::Done;
+                self.written
+                    .lock()
+                    .unwrap()
+                    .push((task.version, event.to_vec(), done));
+                Ok(replaced)
+            })
+        }
+    }
+
+    /// Each attempt's write carries the event of the very record it writes: after a stale
+    /// write, the event is encoded again for the record built over the newer version.
+    #[tokio::test]
+    async fn each_write_carries_the_event_of_its_own_record() {
+        let store = Announcing::default();
+        let task = TaskRecord::new("t", TaskWork::new("slow", json!({})), 60_000, 250);
+        assert!(store.create(&task).await.unwrap());
+        // Another writer comes first: the caller's record (version 1) is stale.
+        let mut newer = task.clone();
+        newer.version = 2;
+        newer.status_message = Some("newer".into());
+        assert_eq!(store.inner.replace(&newer).await.unwrap(), Replaced::Done);
+
+        let encode = |t: &TaskRecord| {
+            Ok(format!(
+                "{}:{}",
+                t.version,
+                t.status_message.as_deref().unwrap_or("")
+            )
+            .into_bytes())
+        };
+        let dyn_store: &dyn TaskStore = &store;
+        let updated = dyn_store
+            .update_announcing(
+                task,
+                |t| {
+                    t.set_status(TaskStatus::Completed);
+                    true
+                },
+                Some(&encode),
+            )
+            .await
+            .unwrap();
+        let Updated::Changed(done) = updated else {
+            panic!("{updated:?}")
+        };
+        assert_eq!(done.version, 3);
+        assert_eq!(
+            *store.written.lock().unwrap(),
+            vec![(2, b"2:".to_vec(), false), (3, b"3:newer".to_vec(), true)]
+        );
+    }
 }

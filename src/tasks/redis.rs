@@ -11,7 +11,9 @@ use crate::backends::redis_conn as redis_support;
 
 /// Writes one record atomically. `ARGV[1]` is the version the stored record must have
 /// (`0`: it must not exist), then the new version, status, JSON, expiry (Unix ms), lease end
-/// (empty: no lease), id, and a random token naming this write. Answers `{2}` written (or
+/// (empty: no lease), id, and a random token naming this write; when given, `ARGV[9]` and
+/// `ARGV[10]` are a bus channel and the message to `PUBLISH` there once the record is
+/// written (not by a retry of a write already done: it published then). Answers `{2}` written (or
 /// written by an earlier attempt of this same write), `{0}` the id exists (create), `{-1}`
 /// no such task, `{1, json}` stale (another version, or terminal).
 const WRITE: &str = r"
@@ -31,6 +33,9 @@ if ARGV[6] == '' then
   redis.call('ZREM', KEYS[2], ARGV[7])
 else
   redis.call('ZADD', KEYS[2], ARGV[6], ARGV[7])
+end
+if ARGV[9] then
+  redis.call('PUBLISH', ARGV[9], ARGV[10])
 end
 return {2}
 ";
@@ -65,6 +70,17 @@ return out
 /// retried after a lost reply recognises its own earlier success by its token. (The two keys of a write
 /// differ, so Redis Cluster needs the prefix to be a hash tag, e.g. `{mcp}`.)
 ///
+/// # Announcing on the bus's Redis
+///
+/// When the notification bus is a [`RedisBus`](crate::backends::RedisBus) on the same
+/// Redis, [`announcing_on`](Self::announcing_on) makes each status change's write also
+/// `PUBLISH` its [`ChangeEvent::TaskStatus`](crate::notify::ChangeEvent::TaskStatus) to the
+/// bus's channel, inside the same script: a task run to its end then costs two Redis round
+/// trips instead of three, and a status change is announced if and only if it was written
+/// (a replica that dies between the two can no longer leave it unannounced). Subscribers
+/// see the same message the bus would have sent. The reference server does this whenever
+/// its task store is its bus's Redis.
+///
 /// ```no_run
 /// use std::sync::Arc;
 /// use stateless_mcp::Server;
@@ -82,6 +98,8 @@ pub struct RedisTaskStore {
     conn: redis_support::StoreConn,
     prefix: String,
     target: String,
+    /// The bus channel status changes are published to within their write, if any.
+    channel: Option<String>,
 }
 
 impl fmt::Debug for RedisTaskStore {
@@ -89,6 +107,7 @@ impl fmt::Debug for RedisTaskStore {
         f.debug_struct("RedisTaskStore")
             .field("target", &self.target)
             .field("prefix", &self.prefix)
+            .field("channel", &self.channel)
             .finish()
     }
 }
@@ -105,7 +124,33 @@ impl RedisTaskStore {
             conn: lazy.for_store("tasks"),
             prefix: prefix.into(),
             target: lazy.target,
+            channel: None,
         })
+    }
+
+    /// This store, publishing each task status change to `bus` within the write that makes
+    /// it (see [Announcing on the bus's Redis](Self#announcing-on-the-buss-redis)).
+    ///
+    /// # Errors
+    /// `bus` is on another Redis than the store (its URL names another host, port or
+    /// database): its subscribers would never see what the store published.
+    pub fn announcing_on(self, bus: &crate::backends::RedisBus) -> Result<Self, Error> {
+        if bus.target() != self.target {
+            return Err(Error::invalid_definition(format!(
+                "RedisTaskStore::announcing_on: the bus is on the Redis at {}, the task store on the one at {}; \
+                 a store can only announce on a bus of its own Redis",
+                bus.target(),
+                self.target
+            )));
+        }
+        Ok(self.announcing_to(bus.channel().to_owned()))
+    }
+
+    /// This store, publishing each task status change to the bus channel `channel` of its
+    /// own Redis within the write that makes it.
+    pub(crate) fn announcing_to(mut self, channel: String) -> Self {
+        self.channel = Some(channel);
+        self
     }
 
     fn key(&self, id: &str) -> String {
@@ -120,7 +165,14 @@ impl RedisTaskStore {
         format!("task store (Redis at {})", self.target)
     }
 
-    async fn write(&self, task: &TaskRecord, expected: u64) -> Result<redis::Value, Error> {
+    /// Runs the write script for `task` over version `expected`, publishing `event` to the
+    /// bus channel when given.
+    async fn write(
+        &self,
+        task: &TaskRecord,
+        expected: u64,
+        event: Option<&[u8]>,
+    ) -> Result<redis::Value, Error> {
         let json = serde_json::to_string(task).map_err(Error::internal_from)?;
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(WRITE)
@@ -140,7 +192,35 @@ impl RedisTaskStore {
             )
             .arg(&task.id)
             .arg(write_token());
+        if let (Some(channel), Some(event)) = (&self.channel, event) {
+            cmd.arg(channel).arg(event);
+        }
         self.conn.query::<redis::Value>(&cmd, self.context()).await
+    }
+
+    /// [`TaskStore::replace`], publishing `event` within the write when the store announces.
+    async fn replace_with(
+        &self,
+        task: &TaskRecord,
+        event: Option<&[u8]>,
+    ) -> Result<Replaced, Error> {
+        if task.version < 2 {
+            // A replacement follows a stored version (>= 1); version 0 would mean create.
+            return Ok(match self.get(&task.id).await? {
+                Some(current) => Replaced::Stale(Box::new(current)),
+                None => Replaced::Gone,
+            });
+        }
+        let value = self.write(task, task.version - 1, event).await?;
+        match answer(&value) {
+            Some((2, _)) => Ok(Replaced::Done),
+            Some((-1, _)) => Ok(Replaced::Gone),
+            Some((1, Some(d))) => Ok(Replaced::Stale(Box::new(decode(d, &self.context())?))),
+            _ => Err(Error::unavailable(
+                self.context(),
+                format!("unexpected answer {value:?}"),
+            )),
+        }
     }
 }
 
@@ -178,7 +258,7 @@ fn answer(value: &redis::Value) -> Option<(i64, Option<&[u8]>)> {
 impl TaskStore for RedisTaskStore {
     fn create<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<bool, Error>> {
         Box::pin(async move {
-            let value = self.write(task, 0).await?;
+            let value = self.write(task, 0, None).await?;
             match answer(&value) {
                 Some((2, _)) => Ok(true),
                 Some((0, _)) => Ok(false),
@@ -201,25 +281,19 @@ impl TaskStore for RedisTaskStore {
     }
 
     fn replace<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<Replaced, Error>> {
-        Box::pin(async move {
-            if task.version < 2 {
-                // A replacement follows a stored version (>= 1); version 0 would mean create.
-                return Ok(match self.get(&task.id).await? {
-                    Some(current) => Replaced::Stale(Box::new(current)),
-                    None => Replaced::Gone,
-                });
-            }
-            let value = self.write(task, task.version - 1).await?;
-            match answer(&value) {
-                Some((2, _)) => Ok(Replaced::Done),
-                Some((-1, _)) => Ok(Replaced::Gone),
-                Some((1, Some(d))) => Ok(Replaced::Stale(Box::new(decode(d, &self.context())?))),
-                _ => Err(Error::unavailable(
-                    self.context(),
-                    format!("unexpected answer {value:?}"),
-                )),
-            }
-        })
+        Box::pin(self.replace_with(task, None))
+    }
+
+    fn announces(&self) -> bool {
+        self.channel.is_some()
+    }
+
+    fn replace_announcing<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        event: &'a [u8],
+    ) -> BoxFuture<'a, Result<Replaced, Error>> {
+        Box::pin(self.replace_with(task, Some(event)))
     }
 
     fn lapsed(&self, now_ms: u64, limit: usize) -> BoxFuture<'_, Result<Vec<String>, Error>> {

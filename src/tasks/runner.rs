@@ -319,8 +319,7 @@ impl Tasks {
         let task_id = known.id.clone();
         let task_id = task_id.as_str();
         let updated = tasks
-            .store()
-            .update_from(known, |t| {
+            .change_announced(server, known, |t| {
                 if !tasks.holds(t) {
                     return false;
                 }
@@ -343,7 +342,7 @@ impl Tasks {
             })
             .await;
         match updated {
-            Ok(Updated::Changed(t)) => Tasks::announce(server, &t).await,
+            Ok(Updated::Changed(_)) => {}
             Ok(_) => tracing::debug!(task_id, "the task ended elsewhere first"),
             Err(e) => {
                 tracing::error!(task_id, error = %e, "a task's outcome could not be stored; its lease will lapse")

@@ -164,20 +164,60 @@ impl Tasks {
         self.lock().keys().cloned().collect()
     }
 
-    /// Publishes a task's new status (listen streams, and the replica running it).
+    /// Publishes a task's new status (listen streams, and the replica running it), after
+    /// its write. [`change_announced`](Self::change_announced) is the way to change a task
+    /// and announce it; this is for changes made otherwise (the lapsed-lease sweeper's).
     pub(super) async fn announce(server: &Server, task: &TaskRecord) {
         if task.status.is_terminal() {
             metrics::record_task_ended(task.status.as_str());
         }
-        let mut change = TaskChange::new(task.to_wire(), task.principal.clone());
-        change.traceparent = crate::observability::current_traceparent();
-        if let Err(e) = server
-            .notifier()
-            .publish(ChangeEvent::TaskStatus(change))
-            .await
-        {
+        let event = status_event(task, crate::observability::current_traceparent());
+        if let Err(e) = server.notifier().publish(event).await {
             tracing::warn!(task_id = %task.id, error = %e, "a task status change was not published");
         }
+    }
+
+    /// Changes the task `current` with `change` (as
+    /// [`update_from`](trait.TaskStore.html#method.update_from) does) and announces its new
+    /// status when it changed: within the write itself when the store publishes on the bus
+    /// ([`TaskStore::announces`]: one round trip, and the change is announced if and only if
+    /// it was written), else right after it ([`announce`](Self::announce)). Either way the
+    /// event carries the caller's trace context and is published in an `mcp.bus.publish`
+    /// span on a shared bus.
+    ///
+    /// # Errors
+    /// The store could not answer (nothing was written then, nor announced by the store).
+    pub(super) async fn change_announced(
+        &self,
+        server: &Server,
+        current: TaskRecord,
+        change: impl FnMut(&mut TaskRecord) -> bool + Send,
+    ) -> Result<Updated, crate::Error> {
+        let store = self.store();
+        if !store.announces() {
+            let updated = store.update_from(current, change).await?;
+            if let Updated::Changed(t) = &updated {
+                Tasks::announce(server, t).await;
+            }
+            return Ok(updated);
+        }
+        let kind = crate::protocol::TASKS_NOTIFICATION;
+        let span = server.notifier().publication_span(kind);
+        let traceparent = crate::observability::current_traceparent()
+            .or_else(|| span.in_scope(crate::observability::current_traceparent));
+        let encode = move |t: &TaskRecord| {
+            serde_json::to_vec(&status_event(t, traceparent.clone()))
+                .map_err(crate::Error::internal_from)
+        };
+        let write = store.update_announcing(current, change, Some(&encode));
+        let updated = tracing::Instrument::instrument(write, span).await?;
+        if let Updated::Changed(t) = &updated {
+            metrics::record_notification_published(kind);
+            if t.status.is_terminal() {
+                metrics::record_task_ended(t.status.as_str());
+            }
+        }
+        Ok(updated)
     }
 
     /// Starts this replica's background task work once: the lease sweeper and the watcher
@@ -206,28 +246,29 @@ impl Tasks {
         let tasks = self;
         let mut failed = 0;
         for task_id in tasks.ids() {
-            let updated = tasks
-                .inner
-                .store
-                .update(&task_id, |t| {
-                    if !tasks.holds(t) {
-                        return false;
-                    }
-                    t.set_status(TaskStatus::Failed);
-                    t.status_message = Some("the replica shut down".into());
-                    t.error = Some(json!({
-                        "code": super::LEASE_LAPSED_CODE,
-                        "message": "Internal error: the replica running this task shut down before it finished",
-                    }));
-                    true
-                })
-                .await;
+            let updated = match tasks.inner.store.get(&task_id).await {
+                Ok(Some(current)) => {
+                    tasks
+                        .change_announced(server, current, |t| {
+                            if !tasks.holds(t) {
+                                return false;
+                            }
+                            t.set_status(TaskStatus::Failed);
+                            t.status_message = Some("the replica shut down".into());
+                            t.error = Some(json!({
+                                "code": super::LEASE_LAPSED_CODE,
+                                "message": "Internal error: the replica running this task shut down before it finished",
+                            }));
+                            true
+                        })
+                        .await
+                }
+                Ok(None) => Ok(Updated::Gone),
+                Err(e) => Err(e),
+            };
             tasks.stop_local(&task_id);
             match updated {
-                Ok(Updated::Changed(t)) => {
-                    failed += 1;
-                    Tasks::announce(server, &t).await;
-                }
+                Ok(Updated::Changed(_)) => failed += 1,
                 Ok(_) => {}
                 Err(e) => {
                     tracing::error!(task_id, error = %e, "a task could not be failed at shutdown; its lease will lapse")
@@ -239,6 +280,13 @@ impl Tasks {
         }
         failed
     }
+}
+
+/// The bus event announcing `task`'s status, made in the trace of `traceparent`.
+fn status_event(task: &TaskRecord, traceparent: Option<String>) -> ChangeEvent {
+    let mut change = TaskChange::new(task.to_wire(), task.principal.clone());
+    change.traceparent = traceparent;
+    ChangeEvent::TaskStatus(change)
 }
 
 /// Stops the handlers of tasks that other replicas ended (cancelled, failed a lapsed lease),

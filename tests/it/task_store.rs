@@ -371,6 +371,96 @@ mod redis {
         assert!(fresh, "the store works again once Redis is back");
     }
 
+    /// A store on the bus's Redis publishes a status change's event within its write: once
+    /// when the record is written, never when it is not (stale, gone), and exactly the bytes
+    /// it was given, which every subscriber of the bus receives as the event. A store cannot
+    /// announce on a bus of another Redis.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_store_on_the_bus_redis_announces_within_its_writes() {
+        use stateless_mcp::backends::{BusOptions, RedisBus};
+        use stateless_mcp::extend::{Delivery, NotifyBus as _};
+        use stateless_mcp::notify::{ChangeEvent, TaskChange};
+
+        let redis = RedisServer::start();
+        let bus = RedisBus::connect(&redis.url(), BusOptions::default().prefix("ann")).unwrap();
+        let plain = RedisTaskStore::connect(&redis.url(), "ann").unwrap();
+        assert!(!plain.announces(), "a store announces only when told to");
+        let store = plain.clone().announcing_on(&bus).unwrap();
+        assert!(store.announces());
+        let mut rx = bus.subscribe();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !bus.is_connected() {
+            assert!(Instant::now() < deadline, "the bus did not connect");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let event_of = |t: &TaskRecord| {
+            ChangeEvent::TaskStatus(TaskChange::new(t.to_wire(), t.principal.clone()))
+        };
+        // The next event the bus delivers (each test step ends with one it can expect).
+        let mut next_event =
+            async || match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+                Ok(Some(Delivery::Event(e))) => (*e).clone(),
+                other => panic!("no event delivered: {other:?}"),
+            };
+
+        let id = fresh_id("announce");
+        let created = task(&id, 60_000).with_principal(Some("alice".into()));
+        assert!(store.create(&created).await.unwrap());
+        let mut done = created.clone();
+        done.version = 2;
+        done.set_status(TaskStatus::Completed);
+        let event = event_of(&done);
+        let bytes = serde_json::to_vec(&event).unwrap();
+        assert_eq!(
+            store.replace_announcing(&done, &bytes).await.unwrap(),
+            Replaced::Done
+        );
+        assert_eq!(next_event().await, event, "the written change is announced");
+        assert_eq!(plain.get(&id).await.unwrap(), Some(done.clone()));
+
+        // A stale write (terminal now) and a write of a task that is gone announce nothing:
+        // the next event is the marker published after them.
+        let mut stale = created.clone();
+        stale.version = 2;
+        stale.set_status(TaskStatus::Cancelled);
+        let stale_bytes = serde_json::to_vec(&event_of(&stale)).unwrap();
+        assert!(matches!(
+            store
+                .replace_announcing(&stale, &stale_bytes)
+                .await
+                .unwrap(),
+            Replaced::Stale(_)
+        ));
+        let mut gone = task(&fresh_id("gone"), 60_000);
+        gone.version = 2;
+        let gone_bytes = serde_json::to_vec(&event_of(&gone)).unwrap();
+        assert_eq!(
+            store.replace_announcing(&gone, &gone_bytes).await.unwrap(),
+            Replaced::Gone
+        );
+        // A plain replace announces nothing either.
+        let mut other = task(&fresh_id("plain"), 60_000);
+        assert!(store.create(&other).await.unwrap());
+        other.version = 2;
+        other.set_status(TaskStatus::Failed);
+        assert_eq!(store.replace(&other).await.unwrap(), Replaced::Done);
+        bus.publish(ChangeEvent::tools_list_changed())
+            .await
+            .unwrap();
+        assert_eq!(
+            next_event().await,
+            ChangeEvent::tools_list_changed(),
+            "nothing was announced for writes that did not happen, nor for a plain replace"
+        );
+
+        // A bus on another Redis is refused, saying why.
+        let elsewhere = RedisServer::start();
+        let far = RedisBus::connect(&elsewhere.url(), BusOptions::default().prefix("ann")).unwrap();
+        let err = plain.announcing_on(&far).expect_err("another Redis");
+        assert_eq!(err.kind(), ErrorKind::InvalidDefinition, "{err}");
+        assert!(err.to_string().contains("its own Redis"), "{err}");
+    }
+
     /// What is stored is the documented layout, readable by other programs.
     #[tokio::test]
     async fn the_layout_is_the_documented_one() {

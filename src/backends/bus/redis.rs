@@ -115,6 +115,16 @@ impl RedisBus {
     pub fn is_connected(&self) -> bool {
         self.inner.link.is_connected()
     }
+
+    /// The Redis it is on (its URL without the password).
+    pub(crate) fn target(&self) -> &str {
+        &self.inner.target
+    }
+
+    /// The channel its events travel on.
+    pub(crate) fn channel(&self) -> &str {
+        &self.inner.channel
+    }
 }
 
 impl NotifyBus for RedisBus {

@@ -260,6 +260,17 @@ async fn a_cancel_on_one_replica_and_the_stop_on_the_other_are_one_trace() {
     // On r2: the request span, child of the caller's span.
     let cancel = receiver.wait_for(TRACE, "tasks/cancel").await;
     assert_eq!(hex(&cancel.span.parent_span_id), CALLER);
+    // The task store is the bus's Redis, so the change is published by the store's write:
+    // that write (an EVAL) runs inside the publication's producer span, under the request.
+    let published = receiver.wait_for(TRACE, "mcp.bus.publish").await;
+    assert_eq!(published.span.kind, SpanKind::Producer as i32);
+    assert_eq!(replica(&published), "r2");
+    assert!(receiver.descends_from(&published, &cancel));
+    let write = store_round_trip(&receiver, TRACE, "EVAL", "tasks").await;
+    assert!(
+        receiver.descends_from(&write, &published),
+        "{write:#?} under {published:#?}"
+    );
     // On r1 (which never saw the request): the handler stopped, in the same trace, a child
     // of a span of r2's.
     let stop = receiver.wait_for(TRACE, "mcp.task.stop").await;

@@ -56,20 +56,23 @@ pub fn delta(
         .collect()
 }
 
-/// One command a client sent, as `MONITOR` printed it.
+/// One command Redis ran, as `MONITOR` printed it: sent by a client, or run by a script.
 #[derive(Debug, Clone)]
 pub struct Sent {
     /// The command's name, upper case (`EVAL`, `HGETALL`, `PUBLISH`, …).
     pub name: String,
+    /// Whether a Lua script ran it inside an `EVAL` (`[0 lua]`) rather than a client
+    /// sending it: not a round trip of its own.
+    pub by_script: bool,
     /// The whole line (its arguments: a script's text, keys, a published payload).
     pub line: String,
 }
 
 /// The log of the commands clients send to a `redis-server` (through `MONITOR`), read in
-/// slices: [`take`](Self::take) returns what was sent since the previous slice. The
-/// commands scripts run inside an `EVAL` are left out, so each [`Sent`] is one command a
-/// client sent, and so one round trip of its (pipelining aside, which the server does not
-/// do). The log's own markers (`ECHO`) are left out too.
+/// slices: [`take`](Self::take) returns what was run since the previous slice. Each
+/// [`Sent`] a client sent is one round trip of its (pipelining aside, which the server does
+/// not do); those scripts ran inside an `EVAL` are marked [`by_script`](Sent::by_script).
+/// The log's own markers (`ECHO`) are left out.
 pub struct CommandLog {
     lines: Arc<Mutex<Vec<String>>>,
     conn: ::redis::aio::MultiplexedConnection,
@@ -143,14 +146,12 @@ impl CommandLog {
     }
 }
 
-/// A `MONITOR` line (`1700000000.123456 [0 127.0.0.1:5555] "EVAL" "…" …`) as a command a
-/// client sent; `None` for a command a script ran (`[0 lua]`) and for the log's markers.
+/// A `MONITOR` line (`1700000000.123456 [0 127.0.0.1:5555] "EVAL" "…" …`, or `[0 lua]` for
+/// a command a script ran) as a command; `None` for the log's markers.
 fn parse(line: &str) -> Option<Sent> {
     let (_, rest) = line.split_once(" [")?;
     let (source, rest) = rest.split_once("] ")?;
-    if source.ends_with(" lua") {
-        return None;
-    }
+    let by_script = source.ends_with(" lua");
     let name = rest
         .strip_prefix('"')?
         .split('"')
@@ -158,6 +159,7 @@ fn parse(line: &str) -> Option<Sent> {
         .to_ascii_uppercase();
     (name != "ECHO").then(|| Sent {
         name,
+        by_script,
         line: line.to_owned(),
     })
 }
@@ -166,6 +168,9 @@ fn parse(line: &str) -> Option<Sent> {
 fn monitor_lines_are_told_apart() {
     let sent = parse(r#"1700000000.1 [0 127.0.0.1:5555] "eval" "local x" "1""#).unwrap();
     assert_eq!(sent.name, "EVAL");
-    assert!(parse(r#"1700000000.1 [0 lua] "HMGET" "k" "v""#).is_none());
+    assert!(!sent.by_script);
+    let run = parse(r#"1700000000.1 [0 lua] "PUBLISH" "c" "m""#).unwrap();
+    assert_eq!(run.name, "PUBLISH");
+    assert!(run.by_script);
     assert!(parse(r#"1700000000.1 [0 127.0.0.1:5555] "ECHO" "command-log-mark-1""#).is_none());
 }
