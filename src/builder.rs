@@ -484,7 +484,9 @@ impl ServerBuilder {
     /// Checks every definition and freezes the server.
     ///
     /// Fails when a definition is invalid, when a handler takes a state nobody registered,
-    /// and when the server joins a shared bus without a [key ring](Self::state_keys).
+    /// when the server joins a shared bus without a [key ring](Self::state_keys), and when
+    /// the task store publishes status changes on another bus than the server's
+    /// ([`TaskStore::announces_on`](crate::tasks::TaskStore::announces_on)).
     pub fn build(self) -> Result<Server, Error> {
         if self.state_keys.is_none() && self.notifier.as_ref().is_some_and(|n| n.is_shared()) {
             return Err(Error::invalid_definition(
@@ -495,6 +497,18 @@ impl ServerBuilder {
                  ServerBuilder::state_keys, or the MCP_STATE_KEYS variable that \
                  settings::Settings::from_env (and the reference server's --state-keys) reads",
             ));
+        }
+        if let Some(route) = self.task_store.as_ref().and_then(|s| s.announces_on()) {
+            let bus = self.notifier.as_ref().and_then(|n| n.route());
+            if bus != Some(route) {
+                return Err(Error::invalid_definition(format!(
+                    "the task store publishes task status changes on `{route}` itself \
+                     (RedisTaskStore::announcing_on), but this server's notifier publishes on {}: \
+                     listen streams and the replicas running tasks would never hear them. Give \
+                     the server that same bus: ServerBuilder::notifier(Notifier::new(Arc::new(bus)))",
+                    bus.map_or_else(|| "an in-process bus".to_owned(), |b| format!("`{b}`"))
+                )));
+            }
         }
         let registry = Registry::build(self.defs, &self.states, self.tool_timeout)?;
         let skills = self.advertise.skills || !registry.skills.is_empty();

@@ -137,7 +137,7 @@ pub(super) fn task_store(config: &Config) -> Result<Arc<dyn TaskStore>, Error> {
         let store = crate::tasks::RedisTaskStore::connect(url, config.bus_prefix.clone())?;
         Ok(Arc::new(if url == config.bus {
             let bus = crate::backends::bus::BusOptions::default().prefix(config.bus_prefix.clone());
-            store.announcing_to(bus.channel())
+            store.with_channel(&bus.channel())
         } else {
             store
         }))

@@ -38,6 +38,17 @@ pub(crate) struct Lazy {
     pub(crate) runtime: tokio::runtime::Handle,
 }
 
+impl Lazy {
+    /// The pub/sub namespace this connection reaches: the server's address and the user
+    /// (whose ACL decides where it may publish). Pub/sub ignores the database number, so
+    /// `redis://h/1` and `redis://h:6379/2` reach the same one.
+    pub(crate) fn pubsub_scope(&self) -> String {
+        let info = self.client.get_connection_info();
+        let user = info.redis_settings().username().unwrap_or("default");
+        format!("redis {} user={user}", info.addr())
+    }
+}
+
 /// Opens a lazy connection to the Redis at `url` for `who` (named in the error when there is
 /// no Tokio runtime, e.g. `RedisBus::connect`).
 ///

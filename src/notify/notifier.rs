@@ -112,6 +112,11 @@ impl Notifier {
         self.publish(ChangeEvent::resource_updated(uri)).await
     }
 
+    /// Where its bus's events travel ([`NotifyBus::route`]).
+    pub(crate) fn route(&self) -> Option<&str> {
+        self.bus.route()
+    }
+
     /// Whether its bus joins replicas in other processes ([`NotifyBus::is_shared`]).
     pub(crate) fn is_shared(&self) -> bool {
         self.bus.is_shared()

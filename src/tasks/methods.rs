@@ -83,7 +83,9 @@ impl Tasks {
                     lapse(t);
                     true
                 })
-                .await?;
+                .await?
+                .announce(server)
+                .await;
             match updated {
                 Updated::Changed(t) => {
                     metrics::record_task_lease_expiries(1);
@@ -105,16 +107,18 @@ impl Tasks {
         id: &RequestId,
     ) -> Result<Reply, crate::Error> {
         let task_id = found.id.clone();
-        let updated = self
+        let written = self
             .change_announced(server, found, |t| {
                 t.set_status(TaskStatus::Cancelled);
                 t.status_message = Some("cancelled by the client".into());
                 true
             })
             .await?;
-        if let Updated::Changed(_) = updated {
+        // The handler stops here at once, without waiting for a bus publication.
+        if written.changed() {
             self.stop_local(&task_id);
         }
+        written.announce(server).await;
         Ok(ack(server, id))
     }
 
@@ -149,7 +153,11 @@ impl Tasks {
                 }
                 answered
             })
-            .await?;
+            .await?
+            // Announced before the handler resumes, so that its own (later) status changes
+            // cannot be announced first.
+            .announce(server)
+            .await;
         if let Updated::Changed(t) = updated {
             if t.status == TaskStatus::Working {
                 match tool_call_named(server, &t.work.tool, t.work.arguments.clone()) {
@@ -178,8 +186,13 @@ impl Tasks {
                 true
             })
             .await;
-        if let Err(e) = updated {
-            tracing::warn!(task_id = %task.id, error = %e, "a task whose tool is gone could not be failed; its lease will lapse");
+        match updated {
+            Ok(written) => {
+                written.announce(server).await;
+            }
+            Err(e) => {
+                tracing::warn!(task_id = %task.id, error = %e, "a task whose tool is gone could not be failed; its lease will lapse");
+            }
         }
     }
 }

@@ -107,20 +107,22 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Up to `limit` ids of `working` tasks whose lease ended before `now_ms`.
     fn lapsed(&self, now_ms: u64, limit: usize) -> BoxFuture<'_, Result<Vec<String>, Error>>;
 
-    /// Whether this store publishes a task's status change on the notification bus itself,
-    /// in the same atomic step as the write ([`replace_announcing`](Self::replace_announcing)):
-    /// one round trip where a write and a separate publication take two, and never a change
-    /// written but not announced. `false` by default: the server writes, then publishes on
-    /// its [`Notifier`](crate::notify::Notifier).
-    fn announces(&self) -> bool {
-        false
+    /// The route ([`NotifyBus::route`](crate::extend::NotifyBus::route)) of the bus this
+    /// store publishes task status changes on itself, in the same atomic step as the write
+    /// ([`replace_announcing`](Self::replace_announcing)): one round trip where a write and
+    /// a separate publication take two, and no change written but left unannounced. A server
+    /// uses it only when its notifier's bus has the same route (and refuses to build
+    /// otherwise). `None` by default: the server writes, then publishes on its
+    /// [`Notifier`](crate::notify::Notifier).
+    fn announces_on(&self) -> Option<&str> {
+        None
     }
 
     /// [`replace`](Self::replace), and, if and only if the record is written, the
     /// publication of `event` (the JSON of a [`ChangeEvent`](crate::notify::ChangeEvent),
-    /// the bus's wire form) on the bus, atomically. Called only when
-    /// [`announces`](Self::announces) answers `true`; the default, for stores that do not,
-    /// writes without publishing.
+    /// the bus's wire form) on the bus of [`announces_on`](Self::announces_on), atomically.
+    /// Called only for a store that announces; the default, for stores that do not, writes
+    /// without publishing.
     fn replace_announcing<'a>(
         &'a self,
         task: &'a TaskRecord,
@@ -132,8 +134,9 @@ pub trait TaskStore: Send + Sync + 'static {
 }
 
 /// Encodes the bus event announcing a task's new record, for a store that publishes it in
-/// its own write ([`TaskStore::replace_announcing`]).
-pub(crate) type Announce<'a> = &'a (dyn Fn(&TaskRecord) -> Result<Vec<u8>, Error> + Send + Sync);
+/// its own write ([`TaskStore::replace_announcing`]), with the span the write is made in.
+pub(crate) type Announce<'a> =
+    &'a (dyn Fn(&TaskRecord) -> Result<(Vec<u8>, tracing::Span), Error> + Send + Sync);
 
 /// What [`update`](trait.TaskStore.html#method.update) did.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,8 +187,8 @@ impl dyn TaskStore {
 
     /// [`update_from`](trait.TaskStore.html#method.update_from), and when `announce` is
     /// given, each attempt's write publishes the event it encodes for the new record, in the
-    /// same atomic step ([`TaskStore::replace_announcing`]): the event of the record that
-    /// was written, and nothing when nothing was.
+    /// same atomic step ([`TaskStore::replace_announcing`]) and inside the span it gives:
+    /// the event of the record that was written, and nothing when nothing was.
     pub(crate) async fn update_announcing(
         &self,
         current: TaskRecord,
@@ -205,8 +208,9 @@ impl dyn TaskStore {
             next.version = current.version + 1;
             let replaced = match announce {
                 Some(encode) => {
-                    let event = encode(&next)?;
-                    self.replace_announcing(&next, &event).await?
+                    let (event, span) = encode(&next)?;
+                    let write = self.replace_announcing(&next, &event);
+                    tracing::Instrument::instrument(write, span).await?
                 }
                 None => self.replace(&next).await?,
             };
@@ -286,8 +290,8 @@ mod tests {
         fn lapsed(&self, now_ms: u64, limit: usize) -> BoxFuture<'_, Result<Vec<String>, Error>> {
             self.inner.lapsed(now_ms, limit)
         }
-        fn announces(&self) -> bool {
-            true
+        fn announces_on(&self) -> Option<&str> {
+            Some("test")
         }
         fn replace_announcing<'a>(
             &'a self,
@@ -320,12 +324,12 @@ mod tests {
         assert_eq!(store.inner.replace(&newer).await.unwrap(), Replaced::Done);
 
         let encode = |t: &TaskRecord| {
-            Ok(format!(
+            let event = format!(
                 "{}:{}",
                 t.version,
                 t.status_message.as_deref().unwrap_or("")
-            )
-            .into_bytes())
+            );
+            Ok((event.into_bytes(), tracing::Span::none()))
         };
         let dyn_store: &dyn TaskStore = &store;
         let updated = dyn_store

@@ -12,8 +12,10 @@ use crate::backends::redis_conn as redis_support;
 /// Writes one record atomically. `ARGV[1]` is the version the stored record must have
 /// (`0`: it must not exist), then the new version, status, JSON, expiry (Unix ms), lease end
 /// (empty: no lease), id, and a random token naming this write; when given, `ARGV[9]` and
-/// `ARGV[10]` are a bus channel and the message to `PUBLISH` there once the record is
-/// written (not by a retry of a write already done: it published then). Answers `{2}` written (or
+/// `ARGV[10]` are a bus channel and the message to `PUBLISH` there when the record is
+/// written (not by a retry of a write already done: it published then). The `PUBLISH` comes
+/// before the writes, so that one refused (an ACL) leaves nothing written; no subscriber can
+/// act on the message before the script ends. Answers `{2}` written (or
 /// written by an earlier attempt of this same write), `{0}` the id exists (create), `{-1}`
 /// no such task, `{1, json}` stale (another version, or terminal).
 const WRITE: &str = r"
@@ -27,15 +29,15 @@ else
     return {1, redis.call('HGET', KEYS[1], 'd')}
   end
 end
+if ARGV[9] then
+  redis.call('PUBLISH', ARGV[9], ARGV[10])
+end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3], 'd', ARGV[4], 'w', ARGV[8])
 redis.call('PEXPIREAT', KEYS[1], ARGV[5])
 if ARGV[6] == '' then
   redis.call('ZREM', KEYS[2], ARGV[7])
 else
   redis.call('ZADD', KEYS[2], ARGV[6], ARGV[7])
-end
-if ARGV[9] then
-  redis.call('PUBLISH', ARGV[9], ARGV[10])
 end
 return {2}
 ";
@@ -72,14 +74,16 @@ return out
 ///
 /// # Announcing on the bus's Redis
 ///
-/// When the notification bus is a [`RedisBus`](crate::backends::RedisBus) on the same
-/// Redis, [`announcing_on`](Self::announcing_on) makes each status change's write also
-/// `PUBLISH` its [`ChangeEvent::TaskStatus`](crate::notify::ChangeEvent::TaskStatus) to the
-/// bus's channel, inside the same script: a task run to its end then costs two Redis round
-/// trips instead of three, and a status change is announced if and only if it was written
-/// (a replica that dies between the two can no longer leave it unannounced). Subscribers
-/// see the same message the bus would have sent. The reference server does this whenever
-/// its task store is its bus's Redis.
+/// When the server's notification bus is a [`RedisBus`](crate::backends::RedisBus) on the
+/// same Redis server, [`announcing_on`](Self::announcing_on) makes each status change's
+/// write also `PUBLISH` its [`ChangeEvent::TaskStatus`](crate::notify::ChangeEvent::TaskStatus)
+/// to the bus's channel, inside the same script: a task run to its end then costs two Redis
+/// round trips instead of three, and a status change is announced if and only if it was
+/// written (a replica that dies between the two can no longer leave it unannounced).
+/// Subscribers see the same message the bus would have sent. The server must publish on
+/// that same bus ([`ServerBuilder::build`](crate::ServerBuilder::build) refuses a store that
+/// announces on another). The reference server does this whenever its task store is its
+/// bus's Redis.
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -98,8 +102,11 @@ pub struct RedisTaskStore {
     conn: redis_support::StoreConn,
     prefix: String,
     target: String,
-    /// The bus channel status changes are published to within their write, if any.
-    channel: Option<String>,
+    /// The pub/sub namespace it reaches (server and user).
+    scope: String,
+    /// The bus channel status changes are published to within their write, and the bus's
+    /// route, if it announces.
+    announce: Option<(String, String)>,
 }
 
 impl fmt::Debug for RedisTaskStore {
@@ -107,7 +114,7 @@ impl fmt::Debug for RedisTaskStore {
         f.debug_struct("RedisTaskStore")
             .field("target", &self.target)
             .field("prefix", &self.prefix)
-            .field("channel", &self.channel)
+            .field("announces_on", &self.announces_on())
             .finish()
     }
 }
@@ -123,8 +130,9 @@ impl RedisTaskStore {
         Ok(RedisTaskStore {
             conn: lazy.for_store("tasks"),
             prefix: prefix.into(),
+            scope: lazy.pubsub_scope(),
             target: lazy.target,
-            channel: None,
+            announce: None,
         })
     }
 
@@ -132,24 +140,30 @@ impl RedisTaskStore {
     /// it (see [Announcing on the bus's Redis](Self#announcing-on-the-buss-redis)).
     ///
     /// # Errors
-    /// `bus` is on another Redis than the store (its URL names another host, port or
-    /// database): its subscribers would never see what the store published.
+    /// `bus` reaches another Redis server than the store, or as another user (their URLs
+    /// name another host or port, or another user): its subscribers would never see what the
+    /// store published, or the user's ACL might refuse it. (The database number does not
+    /// matter: pub/sub ignores it.)
     pub fn announcing_on(self, bus: &crate::backends::RedisBus) -> Result<Self, Error> {
-        if bus.target() != self.target {
-            return Err(Error::invalid_definition(format!(
-                "RedisTaskStore::announcing_on: the bus is on the Redis at {}, the task store on the one at {}; \
-                 a store can only announce on a bus of its own Redis",
-                bus.target(),
-                self.target
-            )));
+        let store = self.with_channel(bus.channel());
+        let wanted = store.announces_on().unwrap_or_default();
+        match crate::backends::bus::NotifyBus::route(bus) {
+            Some(route) if route == wanted => Ok(store),
+            route => Err(Error::invalid_definition(format!(
+                "RedisTaskStore::announcing_on: the bus's events travel on `{}`, but this task \
+                 store reaches `{}`: a store can only announce on a bus of its own Redis server \
+                 and user",
+                route.unwrap_or("none"),
+                store.scope
+            ))),
         }
-        Ok(self.announcing_to(bus.channel().to_owned()))
     }
 
     /// This store, publishing each task status change to the bus channel `channel` of its
     /// own Redis within the write that makes it.
-    pub(crate) fn announcing_to(mut self, channel: String) -> Self {
-        self.channel = Some(channel);
+    pub(crate) fn with_channel(mut self, channel: &str) -> Self {
+        let route = format!("{} channel={channel}", self.scope);
+        self.announce = Some((channel.to_owned(), route));
         self
     }
 
@@ -192,7 +206,7 @@ impl RedisTaskStore {
             )
             .arg(&task.id)
             .arg(write_token());
-        if let (Some(channel), Some(event)) = (&self.channel, event) {
+        if let (Some((channel, _)), Some(event)) = (&self.announce, event) {
             cmd.arg(channel).arg(event);
         }
         self.conn.query::<redis::Value>(&cmd, self.context()).await
@@ -284,8 +298,8 @@ impl TaskStore for RedisTaskStore {
         Box::pin(self.replace_with(task, None))
     }
 
-    fn announces(&self) -> bool {
-        self.channel.is_some()
+    fn announces_on(&self) -> Option<&str> {
+        self.announce.as_ref().map(|(_, route)| route.as_str())
     }
 
     fn replace_announcing<'a>(

@@ -318,7 +318,7 @@ impl Tasks {
         let tasks = self;
         let task_id = known.id.clone();
         let task_id = task_id.as_str();
-        let updated = tasks
+        let written = tasks
             .change_announced(server, known, |t| {
                 if !tasks.holds(t) {
                     return false;
@@ -341,6 +341,10 @@ impl Tasks {
                 true
             })
             .await;
+        let updated = match written {
+            Ok(written) => Ok(written.announce(server).await),
+            Err(e) => Err(e),
+        };
         match updated {
             Ok(Updated::Changed(_)) => {}
             Ok(_) => tracing::debug!(task_id, "the task ended elsewhere first"),

@@ -178,12 +178,13 @@ impl Tasks {
     }
 
     /// Changes the task `current` with `change` (as
-    /// [`update_from`](trait.TaskStore.html#method.update_from) does) and announces its new
-    /// status when it changed: within the write itself when the store publishes on the bus
-    /// ([`TaskStore::announces`]: one round trip, and the change is announced if and only if
-    /// it was written), else right after it ([`announce`](Self::announce)). Either way the
-    /// event carries the caller's trace context and is published in an `mcp.bus.publish`
-    /// span on a shared bus.
+    /// [`update_from`](trait.TaskStore.html#method.update_from) does) and has its new status
+    /// announced when it changed: within the write itself when the store publishes on the
+    /// server's bus ([`TaskStore::announces_on`]: one round trip, and the change is announced
+    /// if and only if it was written), else by [`Written::announce`] after it, which the
+    /// caller awaits once it has done what must not wait for the bus (stopping a handler
+    /// here). Either way the event carries the caller's trace context and, on a shared bus,
+    /// is published in an `mcp.bus.publish` span.
     ///
     /// # Errors
     /// The store could not answer (nothing was written then, nor announced by the store).
@@ -192,32 +193,43 @@ impl Tasks {
         server: &Server,
         current: TaskRecord,
         change: impl FnMut(&mut TaskRecord) -> bool + Send,
-    ) -> Result<Updated, crate::Error> {
+    ) -> Result<Written, crate::Error> {
         let store = self.store();
-        if !store.announces() {
+        let notifier = server.notifier();
+        let by_store = store
+            .announces_on()
+            .is_some_and(|route| notifier.route() == Some(route));
+        if !by_store {
             let updated = store.update_from(current, change).await?;
-            if let Updated::Changed(t) = &updated {
-                Tasks::announce(server, t).await;
-            }
-            return Ok(updated);
+            return Ok(Written {
+                pending: matches!(updated, Updated::Changed(_)),
+                updated,
+            });
         }
         let kind = crate::protocol::TASKS_NOTIFICATION;
-        let span = server.notifier().publication_span(kind);
-        let traceparent = crate::observability::current_traceparent()
-            .or_else(|| span.in_scope(crate::observability::current_traceparent));
+        let caller = crate::observability::current_traceparent();
         let encode = move |t: &TaskRecord| {
-            serde_json::to_vec(&status_event(t, traceparent.clone()))
-                .map_err(crate::Error::internal_from)
+            let span = notifier.publication_span(kind);
+            let traceparent = caller
+                .clone()
+                .or_else(|| span.in_scope(crate::observability::current_traceparent));
+            let event = serde_json::to_vec(&status_event(t, traceparent))
+                .map_err(crate::Error::internal_from)?;
+            Ok((event, span))
         };
-        let write = store.update_announcing(current, change, Some(&encode));
-        let updated = tracing::Instrument::instrument(write, span).await?;
+        let updated = store
+            .update_announcing(current, change, Some(&encode))
+            .await?;
         if let Updated::Changed(t) = &updated {
             metrics::record_notification_published(kind);
             if t.status.is_terminal() {
                 metrics::record_task_ended(t.status.as_str());
             }
         }
-        Ok(updated)
+        Ok(Written {
+            updated,
+            pending: false,
+        })
     }
 
     /// Starts this replica's background task work once: the lease sweeper and the watcher
@@ -246,7 +258,7 @@ impl Tasks {
         let tasks = self;
         let mut failed = 0;
         for task_id in tasks.ids() {
-            let updated = match tasks.inner.store.get(&task_id).await {
+            let written = match tasks.inner.store.get(&task_id).await {
                 Ok(Some(current)) => {
                     tasks
                         .change_announced(server, current, |t| {
@@ -263,13 +275,19 @@ impl Tasks {
                         })
                         .await
                 }
-                Ok(None) => Ok(Updated::Gone),
+                Ok(None) => Ok(Written {
+                    updated: Updated::Gone,
+                    pending: false,
+                }),
                 Err(e) => Err(e),
             };
             tasks.stop_local(&task_id);
-            match updated {
-                Ok(Updated::Changed(_)) => failed += 1,
-                Ok(_) => {}
+            match written {
+                Ok(written) => {
+                    if let Updated::Changed(_) = written.announce(server).await {
+                        failed += 1;
+                    }
+                }
                 Err(e) => {
                     tracing::error!(task_id, error = %e, "a task could not be failed at shutdown; its lease will lapse")
                 }
@@ -279,6 +297,34 @@ impl Tasks {
             tracing::info!(failed, "failed the tasks still running at shutdown");
         }
         failed
+    }
+}
+
+/// A task change written by [`Tasks::change_announced`], its announcement perhaps still to
+/// be sent.
+#[must_use = "a change the store did not announce is announced by `announce`"]
+pub(super) struct Written {
+    /// What the write did.
+    pub(super) updated: Updated,
+    /// Whether the change still has to be announced (the store did not do it).
+    pending: bool,
+}
+
+impl Written {
+    /// Whether the task was changed.
+    pub(super) fn changed(&self) -> bool {
+        matches!(self.updated, Updated::Changed(_))
+    }
+
+    /// Announces the change unless the store did within the write; answers what the write
+    /// did.
+    pub(super) async fn announce(self, server: &Server) -> Updated {
+        if self.pending {
+            if let Updated::Changed(t) = &self.updated {
+                Tasks::announce(server, t).await;
+            }
+        }
+        self.updated
     }
 }
 

@@ -379,14 +379,19 @@ mod redis {
     async fn a_store_on_the_bus_redis_announces_within_its_writes() {
         use stateless_mcp::backends::{BusOptions, RedisBus};
         use stateless_mcp::extend::{Delivery, NotifyBus as _};
-        use stateless_mcp::notify::{ChangeEvent, TaskChange};
+        use stateless_mcp::notify::{ChangeEvent, Notifier, TaskChange};
 
         let redis = RedisServer::start();
         let bus = RedisBus::connect(&redis.url(), BusOptions::default().prefix("ann")).unwrap();
         let plain = RedisTaskStore::connect(&redis.url(), "ann").unwrap();
-        assert!(!plain.announces(), "a store announces only when told to");
+        assert_eq!(
+            plain.announces_on(),
+            None,
+            "a store announces only when told to"
+        );
         let store = plain.clone().announcing_on(&bus).unwrap();
-        assert!(store.announces());
+        assert_eq!(store.announces_on(), bus.route());
+        assert!(store.announces_on().is_some());
         let mut rx = bus.subscribe();
         let deadline = Instant::now() + Duration::from_secs(10);
         while !bus.is_connected() {
@@ -453,12 +458,46 @@ mod redis {
             "nothing was announced for writes that did not happen, nor for a plain replace"
         );
 
-        // A bus on another Redis is refused, saying why.
+        // Pub/sub ignores the database number: a bus on another database of the same
+        // server is the same bus.
+        let other_db = RedisBus::connect(
+            &format!("{}/3", redis.url()),
+            BusOptions::default().prefix("ann"),
+        )
+        .unwrap();
+        assert!(plain.clone().announcing_on(&other_db).is_ok());
+        // A bus on another Redis server is refused, saying why.
         let elsewhere = RedisServer::start();
         let far = RedisBus::connect(&elsewhere.url(), BusOptions::default().prefix("ann")).unwrap();
-        let err = plain.announcing_on(&far).expect_err("another Redis");
+        let err = plain
+            .clone()
+            .announcing_on(&far)
+            .expect_err("another Redis");
         assert_eq!(err.kind(), ErrorKind::InvalidDefinition, "{err}");
-        assert!(err.to_string().contains("its own Redis"), "{err}");
+        assert!(err.to_string().contains("its own Redis server"), "{err}");
+
+        // A server whose notifier is not that bus refuses such a store: its listeners would
+        // never hear the changes. With that bus, it builds.
+        let keys: stateless_mcp::settings::StateKeys =
+            crate::support::cluster::STATE_KEYS.parse().unwrap();
+        let announcing: Arc<dyn TaskStore> = Arc::new(store.clone());
+        for notifier in [None, Some(Notifier::new(Arc::new(far.clone())))] {
+            let mut builder = stateless_mcp::Server::builder()
+                .state_keys(keys.clone())
+                .task_store(announcing.clone());
+            if let Some(n) = notifier {
+                builder = builder.notifier(n);
+            }
+            let err = builder.build().expect_err("the server's bus is another");
+            assert_eq!(err.kind(), ErrorKind::InvalidDefinition, "{err}");
+            assert!(err.to_string().contains("announcing_on"), "{err}");
+        }
+        stateless_mcp::Server::builder()
+            .state_keys(keys)
+            .notifier(Notifier::new(Arc::new(bus.clone())))
+            .task_store(announcing)
+            .build()
+            .expect("the server publishes on the store's bus");
     }
 
     /// What is stored is the documented layout, readable by other programs.

@@ -65,6 +65,15 @@ pub trait NotifyBus: Send + Sync + 'static {
     fn is_shared(&self) -> bool {
         true
     }
+
+    /// Where this bus's events travel, for a store that publishes them within its own
+    /// writes (`RedisTaskStore::announcing_on`): the broker, the user and the channel, as in
+    /// `redis 127.0.0.1:6379 user=default channel=stateless-mcp.events`. A server takes such
+    /// a store's publications for its bus's only when the two routes are equal. `None` (the
+    /// default): only the bus itself publishes.
+    fn route(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// One subscriber's end of a bus. Dropping it unsubscribes.

@@ -59,6 +59,8 @@ struct Inner {
     publisher: ConnectionManager,
     channel: String,
     target: String,
+    /// Where its events travel ([`NotifyBus::route`]).
+    route: String,
     _stop: DropGuard,
 }
 
@@ -80,13 +82,15 @@ impl RedisBus {
     /// # Errors
     /// An invalid URL, or no Tokio runtime to run the subscriber on.
     pub fn connect(url: &str, options: BusOptions) -> Result<Self, Error> {
+        let lazy = redis_support::connect_lazy(url, "RedisBus::connect")?;
+        let channel = options.channel();
+        let route = format!("{} channel={channel}", lazy.pubsub_scope());
         let redis_support::Lazy {
             client,
             manager: publisher,
             target,
             runtime,
-        } = redis_support::connect_lazy(url, "RedisBus::connect")?;
-        let channel = options.channel();
+        } = lazy;
         let link = Arc::new(Link::new(
             BACKEND,
             url,
@@ -106,6 +110,7 @@ impl RedisBus {
                 publisher,
                 channel,
                 target,
+                route,
                 _stop: stop.drop_guard(),
             }),
         })
@@ -114,11 +119,6 @@ impl RedisBus {
     /// Whether the subscriber connection is up now.
     pub fn is_connected(&self) -> bool {
         self.inner.link.is_connected()
-    }
-
-    /// The Redis it is on (its URL without the password).
-    pub(crate) fn target(&self) -> &str {
-        &self.inner.target
     }
 
     /// The channel its events travel on.
@@ -143,6 +143,10 @@ impl NotifyBus for RedisBus {
 
     fn subscribe(&self) -> BusReceiver {
         self.inner.link.fanout().subscribe()
+    }
+
+    fn route(&self) -> Option<&str> {
+        Some(&self.inner.route)
     }
 }
 
