@@ -70,13 +70,7 @@ measure() {
     valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes --callgrind-out-file="$out" \
         "$bin" --listen 127.0.0.1:0 >"$log" 2>&1 &
     PID=$!
-    for _ in $(seq 1 300); do
-        addr=$(logged_addr "$log")
-        [[ -n "$addr" ]] && break
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.2
-    done
-    [[ -n "$addr" ]] || { echo "cachesim.sh: $bin did not start:" >&2; cat "$log" >&2; exit 1; }
+    addr=$(started_addr "$log" "$bin")
     wrk_load "$addr" "$id" 3 >/dev/null
     callgrind_control -z "$PID" >/dev/null
     requests=$(wrk_load "$addr" "$id" "$SECONDS_LOADED")

@@ -128,13 +128,7 @@ measure() {
     env "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$bin" --listen 127.0.0.1:0 >"$log" 2>&1 &
     PID=$!
-    for _ in $(seq 1 300); do
-        addr=$(logged_addr "$log")
-        [[ -n "$addr" ]] && break
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.2
-    done
-    [[ -n "$addr" ]] || { echo "callgrind.sh: $bin did not start:" >&2; cat "$log" >&2; exit 1; }
+    addr=$(started_addr "$log" "$bin")
     SESSION=
     if [[ "$id" == legacy && "$who" == ours ]]; then
         start_session "$addr"

@@ -57,6 +57,21 @@ logged_addr() {
         head -n1 | grep -oE '127\.0\.0\.1:[0-9]+' || true
 }
 
+# started_addr LOG WHAT: the 127.0.0.1:PORT the server process $PID logged in LOG, waited
+# for up to a minute; if it exits first or logs none, says that WHAT did not start (with its
+# log) and fails.
+started_addr() {
+    local log=$1 what=$2 addr=
+    for _ in $(seq 1 300); do
+        addr=$(logged_addr "$log")
+        [[ -n "$addr" ]] && break
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    [[ -n "$addr" ]] || { echo "$PROG: $what did not start:" >&2; cat "$log" >&2; exit 1; }
+    echo "$addr"
+}
+
 # The name error messages start with (the sourcing script's file name).
 PROG=${PROG:-$(basename "$0")}
 
