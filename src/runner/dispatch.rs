@@ -73,7 +73,9 @@ impl Dispatch {
                 Some((_, paths)) if paths.iter().any(|p| p == request.uri().path()) => {
                     Either::Right(Either::Left(Box::pin(probe(shared.clone(), request))))
                 }
-                _ => Either::Right(Either::Right(shared.app.clone().call(request))),
+                // Boxed: the router's future holds the request, and inline it would make
+                // every request's future that much larger, the endpoint's included.
+                _ => Either::Right(Either::Right(Box::pin(shared.app.clone().call(request)))),
             }
         })
     }

@@ -1,6 +1,7 @@
 //! The MCP endpoint handler: HTTP checks in ladder order, then dispatch.
 
-use std::future::Future as _;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
@@ -85,23 +86,24 @@ async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes,
     if body.size_hint().lower() > limit as u64 {
         return Err(too_large(limit));
     }
-    let mut collect = std::pin::pin!(Limited::new(body, limit).collect());
+    let mut collect = Limited::new(body, limit).collect();
     // A small body has usually arrived with the request head: polled once, it needs no
     // timer (arming one costs the timer wheel a registration and a removal per request).
-    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
-    let read = match first {
+    // The timed wait is boxed: inline, its timer and a second copy of the collection would
+    // sit in every request's future, which is copied on its way into hyper.
+    let read = match std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut collect).poll(cx))).await {
         Poll::Ready(read) => read,
-        Poll::Pending => {
-            let Ok(read) = tokio::time::timeout(timeout, collect).await else {
+        Poll::Pending => match Box::pin(tokio::time::timeout(timeout, collect)).await {
+            Ok(read) => read,
+            Err(_) => {
                 metrics::record_refusal(Refusal::BodyTimeout);
                 return Err(BodyTimeout(format!(
                     "The request body did not arrive within {} s",
                     timeout.as_secs_f32()
                 ))
                 .into_response());
-            };
-            read
-        }
+            }
+        },
     };
     match read {
         Ok(collected) => Ok(collected.to_bytes()),
@@ -113,58 +115,56 @@ async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes,
 }
 
 /// The endpoint: the headers read in one pass, the in-flight bound and the rate limit
-/// first (before the body is read), then the observed request; the response body holds the
+/// first (before the body is read), then the request; the response body holds the
 /// in-flight slot.
-pub(crate) async fn handle(State(ep): State<Arc<Endpoint>>, request: Request) -> Response {
+///
+/// Not an `async fn`: one would keep the request it was given for as long as it runs, beside
+/// the parts taken from it; the future is copied on its way into hyper.
+pub(crate) fn handle(
+    State(ep): State<Arc<Endpoint>>,
+    request: Request,
+) -> impl Future<Output = Response> + Send + 'static {
     let (mut parts, body) = request.into_parts();
     let extensions = std::mem::take(&mut parts.extensions);
-    let headers = RequestHeaders::read(&parts.headers);
-    let mut slot = match ep
-        .in_flight
-        .as_ref()
-        .map(|l| l.admit(&parts.method, headers.method))
-    {
-        None => None,
-        Some(Ok(slot)) => slot,
-        Some(Err(busy)) => return busy.into_response(),
-    };
-    let mut rate_headers = None;
-    if let Some(gate) = &ep.rate {
-        let admitted = if gate.is_shared() {
-            Box::pin(gate.admit(&parts.headers, &extensions)).await
-        } else {
-            gate.admit_now(&parts.headers, &extensions)
+    async move {
+        let (ep, parts) = (&*ep, &parts);
+        let headers = RequestHeaders::read(&parts.headers);
+        let mut slot = match ep
+            .in_flight
+            .as_ref()
+            .map(|l| l.admit(&parts.method, headers.method))
+        {
+            None => None,
+            Some(Ok(slot)) => slot,
+            Some(Err(busy)) => return busy.into_response(),
         };
-        match admitted {
-            Ok(h) => rate_headers = h,
-            Err(over) => return Box::pin(rate::refuse(body, over.wait, over.headers)).await,
+        let mut rate_headers = None;
+        if let Some(gate) = &ep.rate {
+            let admitted = if gate.is_shared() {
+                Box::pin(gate.admit(&parts.headers, &extensions)).await
+            } else {
+                gate.admit_now(&parts.headers, &extensions)
+            };
+            match admitted {
+                Ok(h) => rate_headers = h,
+                Err(over) => return Box::pin(rate::refuse(body, over.wait, over.headers)).await,
+            }
         }
-    }
-    let mut response = observed(&ep, &parts, &headers, extensions, body, &mut slot).await;
-    if let Some(h) = rate_headers {
-        h.apply(response.headers_mut());
-    }
-    InFlightLimit::hold(response, slot)
-}
-
-/// [`process`], recording a request it refuses before dispatch (dispatch observes the rest;
-/// see [`Server::handle`]), labelled from its mirrored `Mcp-Method` and `Mcp-Name` headers
-/// (read once, for the labels and for dispatch).
-async fn observed(
-    ep: &Endpoint,
-    parts: &Parts,
-    headers: &RequestHeaders<'_>,
-    extensions: Extensions,
-    body: Body,
-    slot: &mut Option<Slot>,
-) -> Response {
-    match process(ep, parts, headers, extensions, body, slot).await {
-        Ok(response) => response,
-        Err(refused) => {
-            ep.server
-                .record_rejection(&headers.mirror, refused.status().as_u16());
-            refused
+        // A request refused before dispatch is recorded here, labelled from its mirrored
+        // `Mcp-Method` and `Mcp-Name` headers (dispatch observes the rest; see
+        // [`Server::handle`]).
+        let mut response = match process(ep, parts, &headers, extensions, body, &mut slot).await {
+            Ok(response) => response,
+            Err(refused) => {
+                ep.server
+                    .record_rejection(&headers.mirror, refused.status().as_u16());
+                refused
+            }
+        };
+        if let Some(h) = rate_headers {
+            h.apply(response.headers_mut());
         }
+        InFlightLimit::hold(response, slot)
     }
 }
 

@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
+use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use http::Request;
 use tower::Service;
@@ -40,8 +41,9 @@ impl McpService {
     ) -> BoxFuture<'static, Result<Response, Infallible>> {
         match self {
             McpService::Plain(endpoint) => {
-                let endpoint = endpoint.clone();
-                Box::pin(async move { Ok(endpoint::handle(State(endpoint), request).await) })
+                // Not an `async` block around it: that would hold the endpoint's future and
+                // a second copy of it, and the whole is copied into the box.
+                Box::pin(endpoint::handle(State(endpoint.clone()), request).map(Ok))
             }
             McpService::Layered(layered) => layered.clone().call(request),
         }
