@@ -146,14 +146,12 @@ impl<'a> Found<'a> {
         if self.repeated {
             return Err(REPEATED);
         }
-        // A header value holds no control characters but tabs (`HeaderValue`'s rule), so an
-        // ASCII one is what `to_str` accepts (visible ASCII, space and tab), and spaces and
-        // tabs are all the ASCII whitespace it can hold.
-        std::str::from_utf8(first.as_bytes().trim_ascii())
-            .ok()
-            .filter(|text| text.is_ascii())
-            .map(Some)
-            .ok_or(NOT_VISIBLE_ASCII)
+        // `to_str` accepts visible ASCII, spaces and tabs (a header value holds no other
+        // control characters), and spaces and tabs are all the ASCII whitespace it can hold.
+        first
+            .to_str()
+            .map(|text| Some(text.trim_ascii()))
+            .map_err(|_| NOT_VISIBLE_ASCII)
     }
 
     /// The header as a [`Mirrored`] value: [`Found::text`], then (when `encoded`)
