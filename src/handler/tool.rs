@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -84,8 +85,10 @@ where
     fn call_text(&self, ctx: RequestContext, arguments: &[u8]) -> BoxFuture<'static, ToolResponse> {
         match serde_json::from_slice::<A>(arguments) {
             Ok(args) => {
+                // Mapped, not awaited in an `async` block: one would hold the handler's
+                // future and a second copy of it.
                 let fut = self.0.call(ctx, (args,));
-                Box::pin(async move { fut.await.map(IntoCallToolResult::into_call_tool_result) })
+                Box::pin(fut.map(|r| r.map(IntoCallToolResult::into_call_tool_result)))
             }
             // Text the type does not read the way a `Value` of it would (a duplicated
             // member, say) goes the general way, to the same answer as any other call. (The
@@ -110,8 +113,13 @@ where
         ctx: RequestContext,
         arguments: Value,
     ) -> BoxFuture<'static, Result<CallToolResult, HandlerError>> {
-        let fut = typed(arguments).map(|args| self.0.call(ctx, (args,)));
-        Box::pin(async move { fut?.await.map(IntoCallToolResult::into_call_tool_result) })
+        match typed(arguments) {
+            Ok(args) => {
+                let fut = self.0.call(ctx, (args,));
+                Box::pin(fut.map(|r| r.map(IntoCallToolResult::into_call_tool_result)))
+            }
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
     }
 }
 
