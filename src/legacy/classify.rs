@@ -62,16 +62,31 @@ fn peek(body: &[u8]) -> (bool, bool) {
     }
 }
 
-/// Whether `body` may carry the 2026 `_meta` version key: `false` only when it certainly
-/// does not, because its text has no backslash (so no key in it is escaped) and the key's
-/// text is nowhere in it. Two byte scans instead of a parse, for the legacy requests whose
-/// header or session already points to their era.
+/// Whether `body` may hold a JSON string with `text` in it: `false` only when it certainly
+/// does not, because its text has no backslash (so no string in it is escaped) and `text` is
+/// nowhere in it. Two byte scans instead of a parse.
+fn may_hold(body: &[u8], text: &memmem::Finder<'_>) -> bool {
+    memchr::memchr(b'\\', body).is_some() || text.find(body).is_some()
+}
+
+/// Whether `body` may carry the 2026 `_meta` version key (see [`may_hold`]), for the legacy
+/// requests whose header or session already points to their era.
 fn may_have_modern_meta(body: &[u8]) -> bool {
-    // The searcher for the key, built once: `memmem::find` builds one on every call, which
-    // costs more than the search of a small body (~3k instructions per legacy request).
+    // The searcher, built once: `memmem::find` builds one on every call, which costs more
+    // than the search of a small body (~3k instructions per legacy request).
     static KEY: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(PROTOCOL_VERSION_KEY.as_bytes()));
-    memchr::memchr(b'\\', body).is_some() || KEY.find(body).is_some()
+    may_hold(body, &KEY)
+}
+
+/// Whether `body` may be an `initialize` (see [`may_hold`]), for the requests that carry
+/// neither a version header nor a session (stdio's, where no header says 2026-07-28): only
+/// an `initialize` of those is legacy, and most are not one, which two scans tell without
+/// the parse (~6k instructions per request).
+fn may_be_initialize(body: &[u8]) -> bool {
+    static METHOD: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(INITIALIZE.as_bytes()));
+    may_hold(body, &METHOD)
 }
 
 /// Whether a request's `MCP-Protocol-Version` header names a legacy revision: the request
@@ -89,9 +104,14 @@ pub(crate) fn classify(protocol_version: &Mirrored, has_session: bool, body: &[u
         Mirrored::Value(_) | Mirrored::Invalid(_) => return Era::Current,
         Mirrored::Absent => false,
     };
-    // A legacy header or a session decides unless the body has 2026 `_meta`.
-    if (legacy_header || has_session) && !may_have_modern_meta(body) {
-        return Era::Legacy;
+    // A legacy header or a session decides unless the body has 2026 `_meta`; without
+    // either, only an `initialize` is legacy.
+    if legacy_header || has_session {
+        if !may_have_modern_meta(body) {
+            return Era::Legacy;
+        }
+    } else if !may_be_initialize(body) {
+        return Era::Current;
     }
     let (initialize, modern_meta) = peek(body);
     if modern_meta {
@@ -205,6 +225,13 @@ mod tests {
             // The key's text elsewhere than in `params._meta`.
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"io.modelcontextprotocol/protocolVersion"}}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a \\"quoted\\" word"}}}"#.to_owned(),
+            // `initialize` escaped, or its text elsewhere, or with 2026 `_meta`.
+            INIT.replace("\"initialize\"", "\"\\u0069nitialize\""),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"initialize","arguments":{}}}"#.to_owned(),
+            INIT.replace(
+                "\"capabilities\":{}",
+                "\"capabilities\":{},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}",
+            ),
             "{".to_owned(),
             "[1]".to_owned(),
             String::new(),

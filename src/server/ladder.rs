@@ -73,16 +73,28 @@ impl Server {
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
     ) -> Outcome {
+        self.handle_request(body, mirror, extensions).0
+    }
+
+    /// [`Server::handle`], and the id of the request when the ladder let it through to its
+    /// method (a transport that tracks running requests by id, as stdio does, need not read
+    /// the body again for it).
+    pub(crate) fn handle_request(
+        &self,
+        body: &Bytes,
+        mirror: Option<&MirroredHeaders>,
+        extensions: Extensions,
+    ) -> (Outcome, Option<RequestId>) {
         let mut probe = self.inner.observer.start_labelled(
             mirror.and_then(|m| m.method.value()),
             mirror.and_then(|m| m.name.value()),
         );
-        let outcome = {
+        let (outcome, id) = {
             let span = probe.span().clone();
             let _entered = span.enter();
             self.dispatch(body, mirror, extensions, &mut probe)
         };
-        outcome.observed(probe)
+        (outcome.observed(probe), id)
     }
 
     /// Observes one exchange that a wing answers (the 2025-11-25 era, over any transport) as
@@ -116,24 +128,26 @@ impl Server {
     }
 
     /// The whole validation ladder, then the method (for [`Server::handle`], which observes
-    /// it). Without mirrored headers the request's metrics are labelled from its body here.
+    /// it), and the request's id when the method ran. Without mirrored headers the request's
+    /// metrics are labelled from its body here.
     pub(super) fn dispatch(
         &self,
         body: &Bytes,
         mirror: Option<&MirroredHeaders>,
         extensions: Extensions,
         probe: &mut RequestProbe,
-    ) -> Outcome {
+    ) -> (Outcome, Option<RequestId>) {
+        let without_id = |outcome| (outcome, None);
         let msg = match envelope::read(body) {
             Ok(m) => m,
-            Err(e) => return Outcome::error(None, e),
+            Err(e) => return without_id(Outcome::error(None, e)),
         };
         let echo = msg.id.echo();
         if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
-            return Outcome::error(
+            return without_id(Outcome::error(
                 echo,
                 ErrorObject::invalid_request("jsonrpc must be \"2.0\""),
-            );
+            ));
         }
         let Some(method_raw) = msg.method else {
             let why = if msg.result.is_some() || msg.error.is_some() {
@@ -141,27 +155,27 @@ impl Server {
             } else {
                 "Missing method"
             };
-            return Outcome::error(echo, ErrorObject::invalid_request(why));
+            return without_id(Outcome::error(echo, ErrorObject::invalid_request(why)));
         };
         let Some(method) = json_str(method_raw) else {
-            return Outcome::error(
+            return without_id(Outcome::error(
                 echo,
                 ErrorObject::invalid_request("method must be a string"),
-            );
+            ));
         };
         let id = match msg.id {
-            IdField::Absent => return Outcome::Accepted,
+            IdField::Absent => return without_id(Outcome::Accepted),
             IdField::Null => {
-                return Outcome::error(
+                return without_id(Outcome::error(
                     None,
                     ErrorObject::invalid_request("A request id must not be null"),
-                );
+                ));
             }
             IdField::Invalid => {
-                return Outcome::error(
+                return without_id(Outcome::error(
                     None,
                     ErrorObject::invalid_request("A request id must be a string or an integer"),
-                );
+                ));
             }
             IdField::Valid(id) => id,
         };
@@ -169,8 +183,8 @@ impl Server {
             probe.label(&self.inner.observer, &method, msg.params.name());
         }
         match self.route(body, &id, &method, msg.params, mirror, extensions) {
-            Ok(outcome) => outcome,
-            Err(e) => Outcome::error(Some(id), e),
+            Ok(outcome) => (outcome, Some(id)),
+            Err(e) => without_id(Outcome::error(Some(id), e)),
         }
     }
 

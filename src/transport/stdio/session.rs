@@ -171,7 +171,8 @@ fn too_long(limit: usize) -> Bytes {
     .into_bytes()
 }
 
-/// The id of a request the server accepted (read again: dispatch does not hand it back).
+/// The id of a request the server accepted (read again: the legacy path does not hand it
+/// back).
 fn request_id(line: &[u8]) -> Option<RequestId> {
     serde_json::from_slice::<IncomingMessage<'_>>(line)
         .ok()?
@@ -201,18 +202,20 @@ impl Session {
                 return self.send(too_long(self.settings.line_limit).into()).await;
             }
         };
-        let (outcome, notifications) = match self.dispatch(&line).await {
+        let (outcome, id, notifications) = match self.dispatch(&line).await {
             Some(dispatched) => dispatched,
             None => return,
         };
-        self.outcome(&line, outcome).await;
+        self.outcome(&line, outcome, id).await;
         if let Some(notifications) = notifications {
             self.spawn_notifications(notifications);
         }
     }
 
-    /// Sends or starts what the server made of a line.
-    async fn outcome(&self, line: &Bytes, outcome: Outcome) {
+    /// Sends or starts what the server made of a line (`id`: the request's, when dispatch
+    /// handed it back).
+    async fn outcome(&self, line: &Bytes, outcome: Outcome, id: Option<RequestId>) {
+        let id = || id.or_else(|| request_id(line));
         match outcome {
             Outcome::Accepted => self.notification(line),
             Outcome::Ready(reply) => {
@@ -235,20 +238,27 @@ impl Session {
                         Err(_) => return,
                     },
                 };
-                self.spawn_request(request_id(line), running, admitted);
+                self.spawn_request(id(), running, admitted);
             }
-            Outcome::Listen(listen) => self.spawn_listen(request_id(line), listen),
+            Outcome::Listen(listen) => self.spawn_listen(id(), listen),
         }
     }
 
     /// Hands a line to the server: a 2025-11-25 client's (`initialize`, then anything of the
     /// session it opened, which is this process's) to the legacy path, the rest to
-    /// [`Server::handle`]. `None`: nothing to send (a legacy client's answer, delivered).
-    async fn dispatch(&self, line: &Bytes) -> Option<(Outcome, Option<Notifications>)> {
+    /// [`Server::handle`] (which also hands back the request's id). `None`: nothing to send
+    /// (a legacy client's answer, delivered).
+    async fn dispatch(
+        &self,
+        line: &Bytes,
+    ) -> Option<(Outcome, Option<RequestId>, Option<Notifications>)> {
         match self.legacy.handle(line, &self.draining).await {
-            Handled::NotLegacy => Some((self.server.handle(line, None, Extensions::new()), None)),
+            Handled::NotLegacy => {
+                let (outcome, id) = self.server.handle_request(line, None, Extensions::new());
+                Some((outcome, id, None))
+            }
             Handled::Answer => None,
-            Handled::Outcome(outcome, notifications) => Some((outcome, notifications)),
+            Handled::Outcome(outcome, notifications) => Some((outcome, None, notifications)),
         }
     }
 
