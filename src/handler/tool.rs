@@ -67,6 +67,22 @@ fn typed<A: DeserializeOwned>(arguments: Value) -> Result<A, HandlerError> {
 /// A [`Handler`] taking the arguments as `A` (`Value` for a raw handler).
 struct TypedFn<H, M, A>(H, PhantomData<fn() -> (M, A)>);
 
+impl<H, M, A, R> TypedFn<H, M, A>
+where
+    H: Handler<M, (A,), Output = Result<R, HandlerError>>,
+    A: 'static,
+    M: 'static,
+    R: IntoCallToolResult,
+{
+    /// Runs the handler on arguments read into its type.
+    fn run(&self, ctx: RequestContext, args: A) -> BoxFuture<'static, ToolResponse> {
+        // Mapped, not awaited in an `async` block: one would hold the handler's future and a
+        // second copy of it.
+        let fut = self.0.call(ctx, (args,));
+        Box::pin(fut.map(|r| r.map(IntoCallToolResult::into_call_tool_result)))
+    }
+}
+
 /// A typed handler that reads its arguments straight from their JSON text, with no
 /// `serde_json::Value` between (used for a tool whose input schema is plain enough to check
 /// on that text: see `plain_schema`).
@@ -84,12 +100,7 @@ where
 {
     fn call_text(&self, ctx: RequestContext, arguments: &[u8]) -> BoxFuture<'static, ToolResponse> {
         match serde_json::from_slice::<A>(arguments) {
-            Ok(args) => {
-                // Mapped, not awaited in an `async` block: one would hold the handler's
-                // future and a second copy of it.
-                let fut = self.0.call(ctx, (args,));
-                Box::pin(fut.map(|r| r.map(IntoCallToolResult::into_call_tool_result)))
-            }
+            Ok(args) => self.run(ctx, args),
             // Text the type does not read the way a `Value` of it would (a duplicated
             // member, say) goes the general way, to the same answer as any other call. (The
             // text was read as JSON already, so reading it as a `Value` does not fail.)
@@ -114,10 +125,7 @@ where
         arguments: Value,
     ) -> BoxFuture<'static, Result<CallToolResult, HandlerError>> {
         match typed(arguments) {
-            Ok(args) => {
-                let fut = self.0.call(ctx, (args,));
-                Box::pin(fut.map(|r| r.map(IntoCallToolResult::into_call_tool_result)))
-            }
+            Ok(args) => self.run(ctx, args),
             Err(e) => Box::pin(std::future::ready(Err(e))),
         }
     }

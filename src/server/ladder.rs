@@ -13,6 +13,7 @@
 //! it dispatches, [`Server::observe`] for a wing's exchanges, [`Server::record_rejection`]
 //! for what a transport refused before dispatch (the mechanics are in `observed`).
 
+use std::borrow::Cow;
 use std::future::Future;
 
 use bytes::Bytes;
@@ -58,6 +59,50 @@ fn not_advertised(method: &str, capability: &str) -> ErrorObject {
         method,
         format!("the server does not advertise the {capability} capability"),
     )
+}
+
+/// The envelope's rungs: one JSON-RPC request object, its id, method and params (`Err`: the
+/// answer to anything else, a notification accepted or the error).
+fn request(body: &Bytes) -> Result<(RequestId, Cow<'_, str>, Params<'_>), Outcome> {
+    let msg = envelope::read(body).map_err(|e| Outcome::error(None, e))?;
+    let echo = msg.id.echo();
+    if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return Err(Outcome::error(
+            echo,
+            ErrorObject::invalid_request("jsonrpc must be \"2.0\""),
+        ));
+    }
+    let Some(method_raw) = msg.method else {
+        let why = if msg.result.is_some() || msg.error.is_some() {
+            "The server does not accept JSON-RPC responses"
+        } else {
+            "Missing method"
+        };
+        return Err(Outcome::error(echo, ErrorObject::invalid_request(why)));
+    };
+    let Some(method) = json_str(method_raw) else {
+        return Err(Outcome::error(
+            echo,
+            ErrorObject::invalid_request("method must be a string"),
+        ));
+    };
+    let id = match msg.id {
+        IdField::Absent => return Err(Outcome::Accepted),
+        IdField::Null => {
+            return Err(Outcome::error(
+                None,
+                ErrorObject::invalid_request("A request id must not be null"),
+            ));
+        }
+        IdField::Invalid => {
+            return Err(Outcome::error(
+                None,
+                ErrorObject::invalid_request("A request id must be a string or an integer"),
+            ));
+        }
+        IdField::Valid(id) => id,
+    };
+    Ok((id, method, msg.params))
 }
 
 impl Server {
@@ -137,54 +182,16 @@ impl Server {
         extensions: Extensions,
         probe: &mut RequestProbe,
     ) -> (Outcome, Option<RequestId>) {
-        let without_id = |outcome| (outcome, None);
-        let msg = match envelope::read(body) {
-            Ok(m) => m,
-            Err(e) => return without_id(Outcome::error(None, e)),
-        };
-        let echo = msg.id.echo();
-        if msg.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
-            return without_id(Outcome::error(
-                echo,
-                ErrorObject::invalid_request("jsonrpc must be \"2.0\""),
-            ));
-        }
-        let Some(method_raw) = msg.method else {
-            let why = if msg.result.is_some() || msg.error.is_some() {
-                "The server does not accept JSON-RPC responses"
-            } else {
-                "Missing method"
-            };
-            return without_id(Outcome::error(echo, ErrorObject::invalid_request(why)));
-        };
-        let Some(method) = json_str(method_raw) else {
-            return without_id(Outcome::error(
-                echo,
-                ErrorObject::invalid_request("method must be a string"),
-            ));
-        };
-        let id = match msg.id {
-            IdField::Absent => return without_id(Outcome::Accepted),
-            IdField::Null => {
-                return without_id(Outcome::error(
-                    None,
-                    ErrorObject::invalid_request("A request id must not be null"),
-                ));
-            }
-            IdField::Invalid => {
-                return without_id(Outcome::error(
-                    None,
-                    ErrorObject::invalid_request("A request id must be a string or an integer"),
-                ));
-            }
-            IdField::Valid(id) => id,
+        let (id, method, params) = match request(body) {
+            Ok(request) => request,
+            Err(answered) => return (answered, None),
         };
         if mirror.is_none() {
-            probe.label(&self.inner.observer, &method, msg.params.name());
+            probe.label(&self.inner.observer, &method, params.name());
         }
-        match self.route(body, &id, &method, msg.params, mirror, extensions) {
+        match self.route(body, &id, &method, params, mirror, extensions) {
             Ok(outcome) => (outcome, Some(id)),
-            Err(e) => without_id(Outcome::error(Some(id), e)),
+            Err(e) => (Outcome::error(Some(id), e), None),
         }
     }
 
